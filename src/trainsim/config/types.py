@@ -1,0 +1,107 @@
+"""The validated, SI-unit platform description every simulation layer consumes.
+
+Both ASTRA-sim's inputs (network YAML, system JSON, remote-memory JSON, comm-group JSON) and
+trainsim's native platform YAML are parsed into these frozen objects; nothing downstream reads
+a file. Field units: bandwidths in B/s, latencies in ns (``latency_ns``: the event kernel's
+tick, see ``engine/kernel.py``), FLOP/s, bytes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Literal
+
+TopologyKind = Literal["Ring", "FullyConnected", "Switch"]
+MemoryMode = Literal[
+    "NO_MEMORY_EXPANSION",
+    "PER_NPU_MEMORY_EXPANSION",
+    "PER_NODE_MEMORY_EXPANSION",
+    "MEMORY_POOL",
+]
+
+
+@dataclass(frozen=True)
+class DimSpec:
+    """One network dimension: its building block, size and per-link bandwidth and latency."""
+
+    kind: TopologyKind
+    size: int
+    bandwidth: float  # B/s per link (ASTRA-sim "GB/s" x 2**30)
+    latency_ns: float  # per hop
+
+
+@dataclass(frozen=True)
+class NetworkSpec:
+    """A multi-dimensional network; rank ids vary fastest in dimension 0."""
+
+    dims: tuple[DimSpec, ...]
+    source: str = ""
+
+    @property
+    def npus(self) -> int:
+        return math.prod(d.size for d in self.dims)
+
+    @property
+    def sizes(self) -> tuple[int, ...]:
+        return tuple(d.size for d in self.dims)
+
+
+@dataclass(frozen=True)
+class CollectiveImpl:
+    """The per-dimension algorithm names of one collective type, as in ASTRA-sim's
+    ``<type>-implementation`` lists (``ring``, ``direct``, ``directN``, ``halvingDoubling``,
+    ``doubleBinaryTree``, ``oneRing``, ``oneDirect``, ``oneHalvingDoubling``)."""
+
+    all_reduce: tuple[str, ...] = ("ring",)
+    all_gather: tuple[str, ...] = ("ring",)
+    reduce_scatter: tuple[str, ...] = ("ring",)
+    all_to_all: tuple[str, ...] = ("ring",)
+
+
+@dataclass(frozen=True)
+class SystemSpec:
+    """The system layer's knobs (ASTRA-sim system JSON), in SI units."""
+
+    scheduling_policy: Literal["LIFO", "FIFO", "EXPLICIT"] = "LIFO"
+    endpoint_delay_ns: float = 10.0
+    active_chunks_per_dimension: int = 1
+    preferred_dataset_splits: int = 1
+    collective_optimization: Literal["localBWAware", "baseline"] = "baseline"
+    local_mem_bw: float = 1600e9  # B/s (decimal GB/s x 1e9); also the reduction bandwidth
+    implementations: CollectiveImpl = field(default_factory=CollectiveImpl)
+    inter_dimension_scheduling: Literal["baseline", "themis", "roundRobin"] = "baseline"
+    intra_dimension_scheduling: Literal["FIFO", "SCF"] = "FIFO"
+    roofline_enabled: bool = False
+    peak_perf: float = 0.0  # FLOP/s (system JSON "peak-perf" TFLOP/s x 1e12)
+    boost_mode: bool = False
+    trace_enabled: bool = False
+    replay_only: bool = False
+    track_local_mem: bool = False
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class RemoteMemorySpec:
+    """Remote / pooled / disaggregated memory (ASTRA-sim remote-memory JSON).
+
+    Access time = latency + bytes / bandwidth; PER_NODE queues per node, MEMORY_POOL queues
+    globally (astra-sim-semantics.md, "Memory").
+    """
+
+    mode: MemoryMode = "NO_MEMORY_EXPANSION"
+    latency_ns: float = 0.0
+    bandwidth: float = 0.0  # B/s
+    npus_per_node: int = 1
+    nodes: int = 1
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class Platform:
+    """Everything a simulation needs besides the workload."""
+
+    network: NetworkSpec
+    system: SystemSpec = field(default_factory=SystemSpec)
+    memory: RemoteMemorySpec = field(default_factory=RemoteMemorySpec)
+    comm_groups: dict[str, tuple[int, ...]] = field(default_factory=dict)

@@ -1,0 +1,200 @@
+"""One rank's execution graph as parallel arrays (DESIGN.md, workload layer).
+
+Nodes are stored by position ``0..n-1`` (sorted by node id); every attribute the simulator
+reads is a numpy array, so a graph of a million nodes is a handful of arrays, not a million
+objects. Dependencies are CSR arrays of *node ids* (``data_dep_ptr``/``data_dep_ids``);
+:meth:`WorkloadGraph.dep_indices` resolves them to positions.
+
+Fields a simulator does not read (IOInfo, ``start_time_micros``, attributes outside the standard
+set of chakra-format.md §1.5) are kept per node as ``extra``: the serialized bytes of a Chakra
+``Node`` message holding only those fields (``b""`` when there are none), so a read-then-write
+round trip loses nothing.
+
+Units: ``duration_s`` in seconds (Chakra's ``duration_micros`` / 1e6); ``num_ops`` in FLOP;
+``tensor_size`` and ``comm_size`` in bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from trainsim.enums import NO_COMM_TYPE, NodeType
+
+ABSENT = -1
+"""Value of ``comm_src``/``comm_dst``/``comm_tag`` when the attribute is not in the file."""
+
+
+@dataclass
+class WorkloadGraph:
+    """One rank's graph. All arrays have length ``n``; positions are sorted by ``ids``."""
+
+    ids: np.ndarray  # int64 node ids, ascending
+    types: np.ndarray  # int8 NodeType
+    names: list[str]
+    duration_s: np.ndarray  # float64, replay duration in seconds
+    is_cpu_op: np.ndarray  # bool
+    num_ops: np.ndarray  # float64 FLOP (0 when absent)
+    tensor_size: np.ndarray  # int64 bytes (0 when absent)
+    comm_type: np.ndarray  # int16 CommType, NO_COMM_TYPE when absent
+    comm_size: np.ndarray  # int64 bytes (0 when absent)
+    comm_src: np.ndarray  # int32 rank, ABSENT when absent
+    comm_dst: np.ndarray  # int32 rank, ABSENT when absent
+    comm_tag: np.ndarray  # int64, ABSENT when absent
+    comm_priority: np.ndarray  # int32 (0 when absent)
+    pg_name: list[str]  # communicator group id ("" = all ranks)
+    involved_dim: dict[int, tuple[bool, ...]]  # position -> dims; absent = all involved
+    data_dep_ptr: np.ndarray  # int64, length n+1
+    data_dep_ids: np.ndarray  # int64 node ids
+    ctrl_dep_ptr: np.ndarray  # int64, length n+1
+    ctrl_dep_ids: np.ndarray  # int64 node ids
+    extra: list[bytes]  # serialized Node with the fields not modelled above
+    metadata: bytes = b""  # serialized GlobalMetadata as read (b"" = none)
+    source: str = ""  # file the graph came from, for error messages
+    rank: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return int(self.ids.shape[0])
+
+    def position_of(self) -> dict[int, int]:
+        """Map node id -> position."""
+        return {int(i): p for p, i in enumerate(self.ids.tolist())}
+
+    def deps_of(self, pos: int, *, ctrl: bool = True) -> list[int]:
+        """Node ids position ``pos`` depends on (data deps, then ctrl deps if ``ctrl``)."""
+        deps = self.data_dep_ids[self.data_dep_ptr[pos] : self.data_dep_ptr[pos + 1]].tolist()
+        if ctrl:
+            deps += self.ctrl_dep_ids[self.ctrl_dep_ptr[pos] : self.ctrl_dep_ptr[pos + 1]].tolist()
+        return deps
+
+    def node_summary(self, pos: int) -> str:
+        """A short human description of one node, for error messages."""
+        kind = NodeType(int(self.types[pos])).name if int(self.types[pos]) in NodeType._value2member_map_ else str(int(self.types[pos]))
+        return f"node {int(self.ids[pos])} ({kind}, {self.names[pos]!r})"
+
+
+class GraphBuilder:
+    """Accumulates nodes one by one and freezes them into a :class:`WorkloadGraph`.
+
+    Readers and generators use it; ``build`` sorts by id and packs the arrays once.
+    """
+
+    def __init__(self, source: str = "", rank: int = 0) -> None:
+        self.source = source
+        self.rank = rank
+        self._rows: list[tuple] = []
+        self._data_deps: list[Sequence[int]] = []
+        self._ctrl_deps: list[Sequence[int]] = []
+        self._involved: list[tuple[bool, ...] | None] = []
+        self._extra: list[bytes] = []
+        self.metadata = b""
+        self.warnings: list[str] = []
+
+    def add(
+        self,
+        node_id: int,
+        node_type: int,
+        name: str = "",
+        *,
+        duration_s: float = 0.0,
+        is_cpu_op: bool = False,
+        num_ops: float = 0.0,
+        tensor_size: int = 0,
+        comm_type: int = NO_COMM_TYPE,
+        comm_size: int = 0,
+        comm_src: int = ABSENT,
+        comm_dst: int = ABSENT,
+        comm_tag: int = ABSENT,
+        comm_priority: int = 0,
+        pg_name: str = "",
+        involved_dim: tuple[bool, ...] | None = None,
+        data_deps: Sequence[int] = (),
+        ctrl_deps: Sequence[int] = (),
+        extra: bytes = b"",
+    ) -> int:
+        """Add one node; returns its id."""
+        self._rows.append(
+            (
+                node_id,
+                node_type,
+                name,
+                duration_s,
+                is_cpu_op,
+                num_ops,
+                tensor_size,
+                comm_type,
+                comm_size,
+                comm_src,
+                comm_dst,
+                comm_tag,
+                comm_priority,
+                pg_name,
+            )
+        )
+        self._data_deps.append(data_deps)
+        self._ctrl_deps.append(ctrl_deps)
+        self._involved.append(involved_dim)
+        self._extra.append(extra)
+        return node_id
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def build(self) -> WorkloadGraph:
+        rows = self._rows
+        n = len(rows)
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
+        order = np.argsort(ids, kind="stable")
+        if n and np.any(np.diff(ids[order]) == 0):
+            dup = int(ids[order][np.flatnonzero(np.diff(ids[order]) == 0)[0]])
+            from trainsim.errors import TraceError
+
+            raise TraceError(f"node id {dup} appears more than once", file=self.source or None, rank=self.rank, node_id=dup)
+        perm = order.tolist()
+        rows = [rows[i] for i in perm]
+
+        def col(k: int, dtype: type | str) -> np.ndarray:
+            return np.fromiter((r[k] for r in rows), dtype=dtype, count=n)
+
+        def csr(lists: list[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
+            ordered = [lists[i] for i in perm]
+            lens = np.fromiter((len(x) for x in ordered), dtype=np.int64, count=n)
+            ptr = np.zeros(n + 1, dtype=np.int64)
+            np.cumsum(lens, out=ptr[1:])
+            flat = np.fromiter(
+                (d for x in ordered for d in x), dtype=np.int64, count=int(ptr[-1])
+            )
+            return ptr, flat
+
+        dptr, dids = csr(self._data_deps)
+        cptr, cids = csr(self._ctrl_deps)
+        involved = {p: v for p, i in enumerate(perm) if (v := self._involved[i]) is not None}
+        return WorkloadGraph(
+            ids=ids[order],
+            types=col(1, np.int8),
+            names=[r[2] for r in rows],
+            duration_s=col(3, np.float64),
+            is_cpu_op=col(4, np.bool_),
+            num_ops=col(5, np.float64),
+            tensor_size=col(6, np.int64),
+            comm_type=col(7, np.int16),
+            comm_size=col(8, np.int64),
+            comm_src=col(9, np.int32),
+            comm_dst=col(10, np.int32),
+            comm_tag=col(11, np.int64),
+            comm_priority=col(12, np.int32),
+            pg_name=[r[13] for r in rows],
+            involved_dim=involved,
+            data_dep_ptr=dptr,
+            data_dep_ids=dids,
+            ctrl_dep_ptr=cptr,
+            ctrl_dep_ids=cids,
+            extra=[self._extra[i] for i in perm],
+            metadata=self.metadata,
+            source=self.source,
+            rank=self.rank,
+            warnings=list(self.warnings),
+        )
