@@ -1,0 +1,46 @@
+"""Congestion-unaware analytical backend: ``hops x latency + bytes / bandwidth`` per message.
+
+The message is priced on the first dimension where source and destination coordinates differ
+(astra-sim-semantics.md A1, A2). Nothing is shared: a rank may drive all its peers at full
+bandwidth at once. In ``compat_astra`` mode the delay is truncated to whole ns (one
+truncation of the double sum, as ASTRA-sim's ``BasicTopology::compute_communication_delay``);
+otherwise it is exact.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from trainsim.config.types import NetworkSpec
+from trainsim.engine import EventQueue
+from trainsim.topology import MultiDimTopology
+
+
+class AnalyticalNetwork:
+    """Point-to-point delays on a multi-dimensional Ring / FullyConnected / Switch network."""
+
+    def __init__(self, spec: NetworkSpec, queue: EventQueue, *, compat_astra: bool = False) -> None:
+        self.spec = spec
+        self.queue = queue
+        self.compat_astra = compat_astra
+        self.topology = MultiDimTopology([d.kind for d in spec.dims], [d.size for d in spec.dims])
+        self._bytes_per_ns = tuple(d.bandwidth / 1e9 for d in spec.dims)
+        self._latency_ns = tuple(d.latency_ns for d in spec.dims)
+        self.bytes_sent = 0
+        self.messages_sent = 0
+
+    def delay_ns(self, src: int, dst: int, nbytes: int) -> float:
+        dim = self.topology.first_diff_dim(src, dst)
+        if dim < 0:
+            return 0.0
+        delay = self.topology.hops(dim, src, dst) * self._latency_ns[dim] + nbytes / self._bytes_per_ns[dim]
+        return float(math.trunc(delay)) if self.compat_astra else delay
+
+    def send(
+        self, src: int, dst: int, nbytes: int, on_arrival: Callable[[Any], None], arg: Any = None
+    ) -> None:
+        self.bytes_sent += nbytes
+        self.messages_sent += 1
+        self.queue.schedule(self.delay_ns(src, dst, nbytes), on_arrival, arg)

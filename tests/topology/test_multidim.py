@@ -1,0 +1,27 @@
+import pytest
+
+from trainsim.topology import MultiDimTopology
+
+
+def test_dimension_zero_varies_fastest():
+    t = MultiDimTopology(["Ring", "Switch"], [8, 4])
+    assert t.coords(0) == (0, 0)
+    assert t.coords(9) == (1, 1)
+    assert t.rank_of((7, 3)) == 31
+    assert t.first_diff_dim(9, 1) == 1
+    assert t.first_diff_dim(9, 10) == 0
+    assert t.first_diff_dim(9, 9) == -1
+    assert t.dim_peers(9, 1) == [1, 9, 17, 25]
+
+
+@pytest.mark.parametrize(
+    ("kind", "a", "b", "hops"),
+    [("Ring", 0, 1, 1), ("Ring", 0, 7, 1), ("Ring", 0, 4, 4), ("Ring", 1, 6, 3), ("Switch", 0, 5, 2), ("FullyConnected", 0, 5, 1)],
+)
+def test_hops(kind, a, b, hops):
+    assert MultiDimTopology([kind], [8]).hops(0, a, b) == hops
+
+
+def test_rejects_unknown_kind():
+    with pytest.raises(ValueError, match="unknown topology kind"):
+        MultiDimTopology(["Torus"], [4])
