@@ -1,0 +1,136 @@
+"""Python entry points: build a simulation from files or objects and run it.
+
+``simulate(platform, graphs, ...)`` is the object-level call; :func:`run` accepts paths too
+(ASTRA-sim's four files, or a native platform YAML) and returns the JSON-ready dict that
+``trainsim run --json`` writes. Backends are named as in reference-results/cases.json.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from trainsim.config.types import Platform
+from trainsim.engine import EventQueue
+from trainsim.errors import ConfigError
+from trainsim.network import AnalyticalNetwork
+from trainsim.network.protocol import NetworkBackend
+from trainsim.system.executor import Executor
+from trainsim.system.result import RunResult
+from trainsim.workload.graph import WorkloadGraph
+
+BACKENDS = ("congestion_unaware",)
+COMPAT_MODES = ("default", "astra")
+
+
+def make_network(platform: Platform, queue: EventQueue, backend: str, *, compat_astra: bool) -> NetworkBackend:
+    """The network backend called ``backend`` over the platform's network."""
+    if backend == "congestion_unaware":
+        return AnalyticalNetwork(platform.network, queue, compat_astra=compat_astra)
+    raise ConfigError(
+        f"unknown network backend {backend!r}; expected one of {', '.join(BACKENDS)}",
+        field="backend",
+    )
+
+
+def _check_compat(compat: str) -> bool:
+    if compat not in COMPAT_MODES:
+        raise ConfigError(f"unknown compatibility mode {compat!r}; expected one of {', '.join(COMPAT_MODES)}", field="compat")
+    return compat == "astra"
+
+
+def simulate(
+    platform: Platform,
+    graphs: Sequence[WorkloadGraph],
+    *,
+    backend: str = "congestion_unaware",
+    compat: str = "default",
+) -> RunResult:
+    """Run one step of ``graphs`` (one per rank) on ``platform``."""
+    compat_astra = _check_compat(compat)
+    npus = platform.network.npus
+    if len(graphs) != npus:
+        raise ConfigError(
+            f"the workload has {len(graphs)} rank graphs but the network has {npus} NPUs",
+            file=platform.network.source or None,
+            field="npus_count",
+        )
+    queue = EventQueue()
+    network = make_network(platform, queue, backend, compat_astra=compat_astra)
+    collectives = _collective_runtime(platform, network, queue, compat_astra)
+    executor = Executor(platform, graphs, network, queue, collectives=collectives, compat_astra=compat_astra)
+    result = executor.run()
+    result.info.update({"backend": backend, "compat": compat, "npus": npus})
+    return result
+
+
+def _collective_runtime(platform: Platform, network: NetworkBackend, queue: EventQueue, compat_astra: bool) -> Any:
+    try:
+        from trainsim.system.collective_runtime import CollectiveRuntime
+    except ImportError:
+        return None
+    return CollectiveRuntime(platform, network, queue, compat_astra=compat_astra)
+
+
+def load_inputs(
+    platform: Platform | str | Path | None = None,
+    workload: str | Path | Sequence[WorkloadGraph] | None = None,
+    *,
+    network: str | Path | None = None,
+    system: str | Path | None = None,
+    memory: str | Path | None = None,
+    comm_groups: str | Path | None = None,
+) -> tuple[Platform, list[WorkloadGraph]]:
+    """Resolve a platform (object, native YAML, or ASTRA-sim's files) and the rank graphs."""
+    if isinstance(platform, Platform):
+        plat = platform
+    elif platform is not None:
+        from trainsim.config.platform import load_platform
+
+        plat = load_platform(platform)
+        if comm_groups is not None:
+            from trainsim.config.astra import load_comm_groups
+
+            plat = _with_groups(plat, load_comm_groups(comm_groups, plat.network.npus))
+    else:
+        if network is None or system is None:
+            raise ConfigError(
+                "no platform given: pass a native platform file, or both the network and the system configuration",
+                hint="trainsim run platform.yaml --workload PREFIX, or ASTRA-sim's --network-configuration/--system-configuration flags",
+            )
+        from trainsim.config.astra import load_astra_platform
+
+        plat = load_astra_platform(network, system, memory, comm_groups)
+    if workload is None:
+        raise ConfigError("no workload given", hint="pass --workload PREFIX (rank files PREFIX.<rank>.et)")
+    if isinstance(workload, (str, Path)):
+        from trainsim.workload.chakra import read_workload
+
+        graphs = read_workload(str(workload), plat.network.npus)
+    else:
+        graphs = list(workload)
+    return plat, graphs
+
+
+def _with_groups(platform: Platform, groups: dict[str, tuple[int, ...]]) -> Platform:
+    from dataclasses import replace
+
+    return replace(platform, comm_groups={**platform.comm_groups, **groups})
+
+
+def run(
+    platform: Platform | str | Path | None = None,
+    workload: str | Path | Sequence[WorkloadGraph] | None = None,
+    *,
+    network: str | Path | None = None,
+    system: str | Path | None = None,
+    memory: str | Path | None = None,
+    comm_groups: str | Path | None = None,
+    backend: str = "congestion_unaware",
+    compat: str = "default",
+) -> dict[str, Any]:
+    """Simulate and return ``{"makespan_s": .., "ranks": [{"rank", "finish_s", "compute_s",
+    "comm_s", "exposed_comm_s", ...}, ...]}``."""
+    plat, graphs = load_inputs(platform, workload, network=network, system=system, memory=memory, comm_groups=comm_groups)
+    return simulate(plat, graphs, backend=backend, compat=compat).to_dict()

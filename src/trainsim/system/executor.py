@@ -1,0 +1,333 @@
+"""The graph executor: runs every rank's workload graph on the platform (DESIGN.md, system).
+
+Each node kind has one handler, looked up in a table by node type (no if/elif ladder in the
+hot path). Handlers start the work on the right model (compute: replay or roofline; memory:
+remote memory; send/receive: the network backend and :class:`SendRecvMatcher`; collectives:
+the :class:`CollectiveRuntime`) and arrange for :meth:`Executor._complete` to run when it is
+done. A run that ends with unfinished nodes raises :class:`DeadlockError` naming each blocked
+node and what it waits for.
+
+Time is the event kernel's ns; results are converted to seconds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from trainsim.compute import roofline_time_ns
+from trainsim.config.types import Platform
+from trainsim.engine import EventQueue
+from trainsim.enums import CommType, NodeType
+from trainsim.errors import DeadlockError, TraceError
+from trainsim.memory import RemoteMemory
+from trainsim.network.protocol import NetworkBackend
+from trainsim.system.collective_api import CollectiveRequest, CollectiveRuntime
+from trainsim.system.p2p import SendRecvMatcher
+from trainsim.system.rank import (
+    CPU,
+    DependencyIndex,
+    RankState,
+    resource_classes,
+)
+from trainsim.system.result import RankResult, RunResult
+from trainsim.workload.graph import ABSENT, WorkloadGraph
+
+Handler = Callable[[RankState, int], None]
+
+
+class Executor:
+    """Simulates one training step: ``Executor(...).run()`` returns a :class:`RunResult`."""
+
+    def __init__(
+        self,
+        platform: Platform,
+        graphs: Sequence[WorkloadGraph],
+        network: NetworkBackend,
+        queue: EventQueue,
+        *,
+        collectives: CollectiveRuntime | None = None,
+        compat_astra: bool = False,
+        use_ctrl_deps: bool = True,
+    ) -> None:
+        self.platform = platform
+        self.queue = queue
+        self.network = network
+        self.collectives = collectives
+        self.compat_astra = compat_astra
+        self.memory = RemoteMemory(platform.memory, queue, compat_astra=compat_astra)
+        self.matcher = SendRecvMatcher()
+        self.ranks = self._build_ranks(graphs, use_ctrl_deps)
+        self._handlers: dict[int, Handler] = {
+            NodeType.INVALID_NODE: self._run_instant,
+            NodeType.METADATA_NODE: self._run_instant,
+            NodeType.COMP_NODE: self._run_compute,
+            NodeType.MEM_LOAD_NODE: self._run_memory,
+            NodeType.MEM_STORE_NODE: self._run_memory,
+            NodeType.COMM_SEND_NODE: self._run_send,
+            NodeType.COMM_RECV_NODE: self._run_recv,
+            NodeType.COMM_COLL_NODE: self._run_collective,
+        }
+        self._start_ns: dict[tuple[int, int], float] = {}
+
+    # -- set-up ---------------------------------------------------------------------------
+
+    @staticmethod
+    def _build_ranks(graphs: Sequence[WorkloadGraph], use_ctrl_deps: bool) -> list[RankState]:
+        shared: dict[int, tuple[list[int], DependencyIndex]] = {}
+        ranks = []
+        for rank, graph in enumerate(graphs):
+            key = id(graph.ids)  # ranks built from one graph share its arrays
+            if key not in shared:
+                shared[key] = (resource_classes(graph).tolist(), DependencyIndex(graph, use_ctrl_deps=use_ctrl_deps))
+            resource, deps = shared[key]
+            ranks.append(RankState(rank, graph, resource, deps))
+        return ranks
+
+    # -- main loop -----------------------------------------------------------------------
+
+    def run(self) -> RunResult:
+        for state in self.ranks:
+            self._issue_ready(state)
+        self.queue.run()
+        unfinished = [s for s in self.ranks if not s.finished]
+        if unfinished:
+            raise DeadlockError(
+                f"simulation stopped at {self.queue.now:.0f} ns with {len(unfinished)} of "
+                f"{len(self.ranks)} ranks unfinished; nothing left can run",
+                self._blocked_nodes(unfinished),
+            )
+        return self._result()
+
+    def _issue_ready(self, state: RankState) -> None:
+        handlers = self._handlers
+        types = state.graph.types
+        while (pos := state.next_issuable()) >= 0:
+            handler = handlers.get(int(types[pos]))
+            if handler is None:
+                raise TraceError(
+                    f"unsupported node type {int(types[pos])}",
+                    file=state.graph.source or None,
+                    rank=state.rank,
+                    node_id=int(state.graph.ids[pos]),
+                )
+            handler(state, pos)
+
+    def _complete(self, token: tuple[RankState, int]) -> None:
+        state, pos = token
+        state.release(pos)
+        if state.finished:
+            state.finish_ns = self.queue.now
+        self._issue_ready(state)
+
+    # -- handlers --------------------------------------------------------------------------
+
+    def _run_instant(self, state: RankState, pos: int) -> None:
+        self.queue.schedule(0.0, self._complete, (state, pos))
+
+    def _run_compute(self, state: RankState, pos: int) -> None:
+        graph = state.graph
+        system = self.platform.system
+        is_cpu = state.resource[pos] == CPU
+        if system.roofline_enabled and not is_cpu:
+            duration = roofline_time_ns(
+                float(graph.num_ops[pos]),
+                float(graph.tensor_size[pos]),
+                system.peak_perf,
+                system.local_mem_bw,
+                compat_astra=self.compat_astra,
+            )
+        elif self.compat_astra:
+            # ASTRA-sim: duration_micros x 1000 ns, and a zero duration takes 1 ns
+            duration = float(round(graph.duration_s[pos] * 1e9)) or 1.0
+        else:
+            duration = float(graph.duration_s[pos]) * 1e9
+        if is_cpu:
+            state.cpu_ns += duration
+        else:
+            state.compute_ns += duration
+        self.queue.schedule(duration, self._complete, (state, pos))
+
+    def _run_memory(self, state: RankState, pos: int) -> None:
+        graph = state.graph
+        if not self.memory.enabled:
+            raise TraceError(
+                f"{NodeType(int(graph.types[pos])).name} needs remote memory, but the remote-memory "
+                "configuration is NO_MEMORY_EXPANSION",
+                file=graph.source or None,
+                rank=state.rank,
+                node_id=int(graph.ids[pos]),
+                hint="give a remote-memory file with memory-type PER_NPU_MEMORY_EXPANSION, "
+                "PER_NODE_MEMORY_EXPANSION or MEMORY_POOL",
+            )
+        self._start_ns[(state.rank, pos)] = self.queue.now
+        self.memory.access(state.rank, int(graph.tensor_size[pos]), self._memory_done, (state, pos))
+
+    def _memory_done(self, token: tuple[RankState, int]) -> None:
+        state, pos = token
+        state.memory_ns += self.queue.now - self._start_ns.pop((state.rank, pos))
+        self._complete(token)
+
+    def _run_send(self, state: RankState, pos: int) -> None:
+        graph = state.graph
+        dst = int(graph.comm_dst[pos])
+        tag = int(graph.comm_tag[pos])
+        self._require_peer(state, pos, dst, "comm_dst")
+        self._require_attr(state, pos, tag != ABSENT, "comm_tag")
+        size = int(graph.comm_size[pos])
+        self._comm_started(state)
+        self.network.send(state.rank, dst, size, self._send_arrived, (state, pos, (state.rank, dst, tag), size))
+
+    def _send_arrived(self, payload: tuple[RankState, int, tuple[int, int, int], int]) -> None:
+        state, pos, key, size = payload
+        self._comm_finished(state)
+        self._complete((state, pos))
+        self.matcher.arrive(key, int(state.graph.ids[pos]), size)
+
+    def _run_recv(self, state: RankState, pos: int) -> None:
+        graph = state.graph
+        src = int(graph.comm_src[pos])
+        tag = int(graph.comm_tag[pos])
+        self._require_peer(state, pos, src, "comm_src")
+        self._require_attr(state, pos, tag != ABSENT, "comm_tag")
+        self._comm_started(state)
+        key = (src, state.rank, tag)
+        if self.matcher.post(key, int(graph.ids[pos]), int(graph.comm_size[pos]), self._recv_done, (state, pos)):
+            self.queue.schedule(0.0, self._recv_done, (state, pos))
+
+    def _recv_done(self, token: tuple[RankState, int]) -> None:
+        self._comm_finished(token[0])
+        self._complete(token)
+
+    def _run_collective(self, state: RankState, pos: int) -> None:
+        graph = state.graph
+        node_id = int(graph.ids[pos])
+        if self.collectives is None:
+            raise TraceError(
+                "collective nodes need a collective runtime, and none was configured",
+                file=graph.source or None,
+                rank=state.rank,
+                node_id=node_id,
+            )
+        comm_type = int(graph.comm_type[pos])
+        self._require_attr(state, pos, comm_type in CommType._value2member_map_, "comm_type")
+        group_name = graph.pg_name[pos]
+        request = CollectiveRequest(
+            rank=state.rank,
+            node_id=node_id,
+            comm_type=comm_type,
+            size=int(graph.comm_size[pos]),
+            group=self._group_members(state, pos, group_name),
+            group_name=group_name,
+            involved_dims=graph.involved_dim.get(pos),
+            priority=int(graph.comm_priority[pos]),
+            duration_ns=float(graph.duration_s[pos]) * 1e9,
+            name=graph.names[pos],
+        )
+        self._comm_started(state)
+        self.collectives.issue(request, self._recv_done, (state, pos))
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    def _group_members(self, state: RankState, pos: int, group_name: str) -> tuple[int, ...] | None:
+        groups = self.platform.comm_groups
+        if group_name in groups:
+            members = groups[group_name]
+        elif group_name in ("", "0"):
+            return None
+        else:
+            known = ", ".join(sorted(groups)) or "none"
+            raise TraceError(
+                f"collective names communicator group {group_name!r}, which the comm-group "
+                f"configuration does not define (defined: {known})",
+                file=state.graph.source or None,
+                rank=state.rank,
+                node_id=int(state.graph.ids[pos]),
+                hint="pass --comm-group-configuration with that group, or clear pg_name",
+            )
+        if state.rank not in members:
+            raise TraceError(
+                f"collective on communicator group {group_name!r} {list(members)}, which does not "
+                f"contain this rank",
+                file=state.graph.source or None,
+                rank=state.rank,
+                node_id=int(state.graph.ids[pos]),
+            )
+        return members
+
+    def _require_peer(self, state: RankState, pos: int, peer: int, field: str) -> None:
+        if not 0 <= peer < len(self.ranks):
+            got = "missing" if peer == ABSENT else str(peer)
+            raise TraceError(
+                f"{field} is {got}; expected a rank in 0..{len(self.ranks) - 1}",
+                file=state.graph.source or None,
+                rank=state.rank,
+                node_id=int(state.graph.ids[pos]),
+            )
+
+    @staticmethod
+    def _require_attr(state: RankState, pos: int, ok: bool, field: str) -> None:
+        if not ok:
+            raise TraceError(
+                f"attribute {field} is missing or invalid",
+                file=state.graph.source or None,
+                rank=state.rank,
+                node_id=int(state.graph.ids[pos]),
+            )
+
+    def _comm_started(self, state: RankState) -> None:
+        if state.comm_active == 0:
+            state.comm_since = self.queue.now
+        state.comm_active += 1
+
+    def _comm_finished(self, state: RankState) -> None:
+        state.comm_active -= 1
+        if state.comm_active == 0:
+            state.comm_ns += self.queue.now - state.comm_since
+
+    def _blocked_nodes(self, unfinished: list[RankState]) -> list[tuple[int, int, str]]:
+        """(rank, node id, what it waits for) for the nodes that hold each unfinished rank."""
+        waiting: dict[tuple[int, int], str] = {}
+        for rank, node_id, why in self.matcher.waiting_receives():
+            waiting[(rank, node_id)] = why
+        if self.collectives is not None:
+            for rank, node_id, why in self.collectives.pending():
+                waiting[(rank, node_id)] = why
+        blocked: list[tuple[int, int, str]] = []
+        for state in unfinished:
+            graph = state.graph
+            ids = graph.ids.tolist()
+            in_flight = [p for p in range(len(graph)) if state.issued[p] and not state.completed[p]]
+            for pos in in_flight:
+                why = waiting.get((state.rank, ids[pos]), "issued but never completed")
+                blocked.append((state.rank, ids[pos], why))
+            if in_flight:
+                continue
+            position = graph.position_of()
+            for pos in range(len(graph)):
+                if state.issued[pos]:
+                    continue
+                unmet = [d for d in graph.deps_of(pos) if not state.completed[position[d]]]
+                if unmet and all(state.issued[position[d]] or state.pending[position[d]] > 0 for d in unmet):
+                    blocked.append((state.rank, ids[pos], f"waits for node(s) {unmet[:5]}, which never completed"))
+        return blocked
+
+    def _result(self) -> RunResult:
+        ranks = []
+        for s in self.ranks:
+            finish = s.finish_ns * 1e-9
+            compute = s.compute_ns * 1e-9
+            ranks.append(
+                RankResult(
+                    rank=s.rank,
+                    finish_s=finish,
+                    compute_s=compute,
+                    comm_s=s.comm_ns * 1e-9,
+                    exposed_comm_s=max(0.0, finish - compute),
+                    cpu_s=s.cpu_ns * 1e-9,
+                    memory_s=s.memory_ns * 1e-9,
+                    nodes=len(s.graph),
+                )
+            )
+        makespan = max((r.finish_s for r in ranks), default=0.0)
+        return RunResult(makespan_s=makespan, ranks=ranks, events=self.queue.events_processed)
+

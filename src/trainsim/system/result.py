@@ -1,0 +1,40 @@
+"""Result objects of a simulation: per-rank times and the run's makespan, in seconds.
+
+``exposed_comm_s`` follows ASTRA-sim's definition: finish time minus the summed GPU compute
+time (reference-results/README.md). ``comm_s`` is the time during which at least one
+communication node (collective, send, receive) of the rank is in flight.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass
+class RankResult:
+    rank: int
+    finish_s: float
+    compute_s: float  # GPU compute (busy time of the GPU compute slot)
+    comm_s: float  # union of in-flight communication intervals
+    exposed_comm_s: float  # finish - compute (ASTRA-sim's "exposed communication")
+    cpu_s: float = 0.0  # CPU-op busy time
+    memory_s: float = 0.0  # remote-memory access time
+    nodes: int = 0
+
+
+@dataclass
+class RunResult:
+    makespan_s: float
+    ranks: list[RankResult]
+    events: int = 0
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape of ``trainsim run --json`` (issue 2)."""
+        return {
+            "makespan_s": self.makespan_s,
+            "ranks": [asdict(r) for r in self.ranks],
+            "events": self.events,
+            **({"info": self.info} if self.info else {}),
+        }
