@@ -1,0 +1,89 @@
+"""`trainsim run`: ASTRA-sim's flags unchanged, or the native form ``run PLATFORM --workload``.
+
+Prints a per-rank summary (ranks with identical times are folded into one row) in human units;
+``--json PATH`` writes the result object of :func:`trainsim.system.api.run`.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from trainsim.cli.main import app
+from trainsim.system.api import BACKENDS, COMPAT_MODES, load_inputs, simulate
+from trainsim.system.result import RunResult
+from trainsim.units import human_time
+
+
+@app.command("run")
+def run_command(
+    platform: Path | None = typer.Argument(None, help="Native platform YAML (instead of ASTRA-sim's files)."),
+    workload: str | None = typer.Option(None, "--workload", help="Workload prefix: rank files PREFIX.<rank>.et."),
+    workload_configuration: str | None = typer.Option(None, "--workload-configuration", help="ASTRA-sim: workload prefix."),
+    system_configuration: Path | None = typer.Option(None, "--system-configuration", help="ASTRA-sim system JSON."),
+    network_configuration: Path | None = typer.Option(None, "--network-configuration", help="ASTRA-sim network YAML."),
+    remote_memory_configuration: Path | None = typer.Option(None, "--remote-memory-configuration", help="ASTRA-sim remote-memory JSON."),
+    comm_group_configuration: Path | None = typer.Option(None, "--comm-group-configuration", help="ASTRA-sim communicator-group JSON."),
+    backend: str = typer.Option("congestion_unaware", "--backend", help=f"Network backend: {', '.join(BACKENDS)}."),
+    compat: str = typer.Option("default", "--compat", help=f"Arithmetic conventions: {', '.join(COMPAT_MODES)} ('astra' reproduces ASTRA-sim's numbers)."),
+    json_path: Path | None = typer.Option(None, "--json", help="Write the result as JSON to this path ('-' for stdout)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
+) -> None:
+    """Simulate one training step of a workload on a platform."""
+    prefix = workload or workload_configuration
+    err = Console(stderr=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        plat, graphs = load_inputs(
+            platform,
+            prefix,
+            network=network_configuration,
+            system=system_configuration,
+            memory=remote_memory_configuration,
+            comm_groups=comm_group_configuration,
+        )
+    if not quiet:
+        for message in dict.fromkeys(str(w.message) for w in caught):
+            err.print(f"[yellow]warning:[/] {message}", highlight=False)
+    result = simulate(plat, graphs, backend=backend, compat=compat)
+    if json_path is not None:
+        text = json.dumps(result.to_dict(), indent=1)
+        if str(json_path) == "-":
+            typer.echo(text)
+            return
+        json_path.write_text(text + "\n")
+    if not quiet:
+        print_summary(Console(), result)
+
+
+def print_summary(console: Console, result: RunResult) -> None:
+    """A table of per-rank times; ranks with identical times share a row."""
+    rows: dict[tuple[float, ...], list[int]] = {}
+    for r in result.ranks:
+        rows.setdefault((r.finish_s, r.compute_s, r.comm_s, r.exposed_comm_s), []).append(r.rank)
+    table = Table(title=f"{len(result.ranks)} ranks, makespan {human_time(result.makespan_s)}")
+    for name in ("ranks", "finish", "compute", "communication", "exposed comm"):
+        table.add_column(name, justify="right")
+    for (finish, compute, comm, exposed), ranks in rows.items():
+        table.add_row(_rank_ranges(ranks), human_time(finish), human_time(compute), human_time(comm), human_time(exposed))
+    console.print(table)
+
+
+def _rank_ranges(ranks: list[int]) -> str:
+    """``[0, 1, 2, 5]`` -> ``"0-2, 5"``."""
+    parts = []
+    start = prev = ranks[0]
+    for r in ranks[1:] + [None]:  # type: ignore[list-item]
+        if r is not None and r == prev + 1:
+            prev = r
+            continue
+        parts.append(str(start) if start == prev else f"{start}-{prev}")
+        if r is not None:
+            start = prev = r
+    text = ", ".join(parts)
+    return text if len(text) <= 40 else text[:37] + "..."
