@@ -1,49 +1,28 @@
-"""`trainsim` console script: one typer app; each command group lives in its own module.
+"""`trainsim` console script: registers the command modules on the root app and runs it.
 
-Errors of the :class:`~trainsim.errors.TrainsimError` family become exit code 2 and one clear
-line on stderr (plus a hint when there is one); never a traceback for a user's mistake.
+Errors of the :class:`~trainsim.errors.TrainsimError` family become one clear line on stderr
+(plus a hint when there is one) and an exit code: 2 bad input, 3 infeasible, 4 deadlock.
+Never a traceback for a user's mistake; usage errors are click's own (exit code 2).
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
 
-import typer
-
-from trainsim import __version__
+from trainsim.cli.app import app
 from trainsim.errors import DeadlockError, InfeasibleError, TrainsimError
-
-app = typer.Typer(
-    name="trainsim",
-    help="Simulate and optimize distributed deep-learning training platforms.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
 
 EXIT_USER_ERROR = 2
 EXIT_INFEASIBLE = 3
 EXIT_DEADLOCK = 4
 
-
-def _version(value: bool) -> None:
-    if value:
-        typer.echo(f"trainsim {__version__}")
-        raise typer.Exit()
-
-
-@app.callback()
-def _root(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
-) -> None:
-    """Simulate and optimize distributed deep-learning training platforms."""
+COMMAND_MODULES = ("trainsim.cli.run_cmd",)
 
 
 def _register_commands() -> None:
     """Import the command modules; each adds its commands to ``app``."""
-    import importlib
-
-    for module in ("trainsim.cli.run_cmd",):
+    for module in COMMAND_MODULES:
         importlib.import_module(module)
 
 
@@ -51,7 +30,9 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the process exit code."""
     _register_commands()
     try:
-        app(args=argv, standalone_mode=False)
+        app(args=argv, prog_name="trainsim")
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except DeadlockError as exc:
         print(f"trainsim: deadlock: {exc}", file=sys.stderr)
         return EXIT_DEADLOCK
@@ -63,18 +44,9 @@ def main(argv: list[str] | None = None) -> int:
         if exc.hint:
             print(f"hint: {exc.hint}", file=sys.stderr)
         return EXIT_USER_ERROR
-    except typer.Exit as exc:
-        return int(exc.exit_code or 0)
-    except typer.Abort:
-        print("trainsim: aborted", file=sys.stderr)
+    except KeyboardInterrupt:
+        print("trainsim: interrupted", file=sys.stderr)
         return 130
-    except Exception as exc:  # click usage errors arrive as ClickException
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
-            return EXIT_USER_ERROR
-        raise
     return 0
 
 

@@ -14,7 +14,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from trainsim.cli.main import app
+from trainsim.cli.app import app
 from trainsim.system.api import BACKENDS, COMPAT_MODES, load_inputs, simulate
 from trainsim.system.result import RunResult
 from trainsim.units import human_time
