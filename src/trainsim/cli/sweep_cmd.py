@@ -1,0 +1,123 @@
+"""`trainsim sweep SPEC.yaml` (run), `trainsim sweep show STORE`, `trainsim sweep plot STORE`."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+from typer.core import TyperGroup
+
+from trainsim.cli.app import app
+
+
+class _SpecOrCommand(TyperGroup):
+    """Lets ``trainsim sweep SPEC.yaml`` stand for ``trainsim sweep run SPEC.yaml``."""
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        if args and args[0] not in self.commands and args[0].endswith((".yaml", ".yml")):
+            args = ["run", *args]
+        return super().resolve_command(ctx, args)
+
+
+sweep_app = typer.Typer(cls=_SpecOrCommand, no_args_is_help=True, help="Design-space sweeps: run, show, plot.")
+app.add_typer(sweep_app, name="sweep")
+
+
+@sweep_app.command("run")
+def sweep_run(
+    spec_path: Path = typer.Argument(..., help="Sweep file (YAML)."),
+    store_path: Path | None = typer.Option(None, "--store", help="SQLite store (default: SPEC with .sqlite)."),
+    jobs: int | None = typer.Option(None, "--jobs", "-j", help="Local worker processes (default: all cores)."),
+    dask: str | None = typer.Option(None, "--dask", help="tcp://HOST:PORT of a Dask scheduler, or local:N."),
+    quiet: bool = typer.Option(False, "--quiet", "-q"),
+) -> None:
+    """Run every combination of a sweep file that the store does not hold yet."""
+    from trainsim.sweep import load_sweep
+    from trainsim.sweep.runner import run_sweep
+    from trainsim.sweep.store import SweepStore
+
+    spec = load_sweep(spec_path)
+    store_path = store_path or spec_path.with_suffix(".sqlite")
+    console = Console(stderr=True)
+    start = time.perf_counter()
+    with SweepStore(store_path) as store:
+        if quiet or not console.is_terminal:
+            summary = run_sweep(spec, store, jobs=jobs, dask=dask)
+        else:
+            columns = (TextColumn("sweep"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
+            with Progress(*columns, console=console, transient=True) as bar:
+                task = bar.add_task("sweep", total=None)
+
+                def progress(done: int, total: int) -> None:
+                    bar.update(task, completed=done, total=total)
+
+                summary = run_sweep(spec, store, jobs=jobs, dask=dask, progress=progress)
+    if not quiet:
+        states = ", ".join(f"{n} {s}" for s, n in sorted(summary.statuses.items())) or "nothing new"
+        typer.echo(
+            f"{summary.total} combinations: {summary.skipped} already in {store_path}, ran {summary.ran} ({states}) "
+            f"in {time.perf_counter() - start:.1f} s"
+        )
+
+
+@sweep_app.command("show")
+def sweep_show(
+    store_path: Path = typer.Argument(..., help="Sweep store (SQLite)."),
+    sort: str = typer.Option("makespan_s", "--sort", help="Metric to rank by (ascending)."),
+    top: int = typer.Option(10, "--top", help="Rows to print."),
+    export_path: Path | None = typer.Option(None, "--export", help="Write every row to .csv or .parquet."),
+) -> None:
+    """Print the best rows of a sweep store."""
+    from trainsim.sweep.results import best_rows, export, load_results
+
+    frame = load_results(store_path)
+    if export_path is not None:
+        export(frame, export_path)
+        typer.echo(f"wrote {len(frame)} rows to {export_path}")
+    best = best_rows(frame, sort, top)
+    hidden = {"key", "wall_s"}
+    table = Table(title=f"{len(frame)} rows in {store_path}; best {len(best)} by {sort}")
+    cols = [c for c in best.columns if c not in hidden]
+    for col in cols:
+        table.add_column(str(col))
+    for _, row in best.iterrows():
+        table.add_row(*(_fmt(row[c]) for c in cols))
+    Console().print(table)
+    failed = frame[frame["status"] != "ok"] if not frame.empty else frame
+    if len(failed):
+        typer.echo(f"{len(failed)} combinations did not run; first: {failed.iloc[0]['error']}")
+
+
+@sweep_app.command("plot")
+def sweep_plot(
+    store_path: Path = typer.Argument(..., help="Sweep store (SQLite)."),
+    x: str = typer.Option(..., "--x"),
+    y: str = typer.Option("makespan_s", "--y"),
+    hue: str | None = typer.Option(None, "--hue"),
+    out: Path = typer.Option(Path("sweep.png"), "--out"),
+    logx: bool = typer.Option(False, "--logx"),
+    logy: bool = typer.Option(False, "--logy"),
+) -> None:
+    """Plot a metric against an axis (PNG)."""
+    from trainsim.sweep.results import load_results, plot
+
+    path = plot(load_results(store_path), x, y, out, hue=hue, logx=logx, logy=logy)
+    typer.echo(f"wrote {path}")
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)

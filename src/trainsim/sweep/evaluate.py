@@ -1,0 +1,80 @@
+"""Runs one resolved combination: inputs document -> status and metrics (executed in workers).
+
+Metric names (seconds unless said): ``makespan_s``, ``finish_min_s``, ``compute_mean_s``,
+``comm_mean_s``, ``exposed_comm_max_s``, ``events`` (count).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from trainsim.errors import ConfigError, InfeasibleError, TrainsimError
+from trainsim.workload.graph import WorkloadGraph
+
+METRICS = ("makespan_s", "finish_min_s", "compute_mean_s", "comm_mean_s", "exposed_comm_max_s", "events")
+
+
+def build_workload(spec: dict[str, Any], npus: int) -> list[WorkloadGraph]:
+    """Rank graphs from a workload mapping (one key: collective, data_parallel or chakra)."""
+    from trainsim.workload import micro
+
+    if len(spec) != 1:
+        raise ConfigError(f"workload needs exactly one of collective, data_parallel, chakra; got {sorted(spec)}", field="workload")
+    kind, args = next(iter(spec.items()))
+    if kind == "collective":
+        dims = args.get("involved_dim")
+        return micro.collective_workload(npus, args["type"], int(args["size_bytes"]), involved_dim=tuple(dims) if dims else None)
+    if kind == "data_parallel":
+        return micro.data_parallel_workload(npus, int(args["layers"]), int(args["allreduce_bytes"]), **{k: float(v) for k, v in args.items() if k in ("forward_s", "backward_s")})
+    if kind == "chakra":
+        from trainsim.workload.chakra import read_workload
+
+        return read_workload(str(args), npus)
+    raise ConfigError(f"unknown workload kind {kind!r}; expected collective, data_parallel or chakra", field="workload")
+
+
+def evaluate(document: dict[str, Any]) -> tuple[str, dict[str, Any], str | None]:
+    """``(status, metrics, error)`` for one combination; never raises for a user's mistake."""
+    from trainsim.config.platform import platform_from_mapping
+    from trainsim.system.api import simulate
+
+    try:
+        platform = platform_from_mapping(document["platform"], "<sweep combination>")
+        graphs = build_workload(document["workload"], platform.network.npus)
+        result = simulate(platform, graphs, backend=document.get("backend", "congestion_unaware"), compat=document.get("compat", "default"))
+    except InfeasibleError as exc:
+        return "infeasible", {}, str(exc)
+    except (TrainsimError, KeyError, ValueError, TypeError) as exc:
+        return "error", {}, f"{type(exc).__name__}: {exc}"
+    ranks = result.ranks
+    n = max(1, len(ranks))
+    metrics = {
+        "makespan_s": result.makespan_s,
+        "finish_min_s": min((r.finish_s for r in ranks), default=0.0),
+        "compute_mean_s": sum(r.compute_s for r in ranks) / n,
+        "comm_mean_s": sum(r.comm_s for r in ranks) / n,
+        "exposed_comm_max_s": max((r.exposed_comm_s for r in ranks), default=0.0),
+        "events": result.events,
+    }
+    return "ok", metrics, None
+
+
+def run_batch(items: list[tuple[str, dict[str, Any], dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Evaluate a batch of ``(key, params, document)``; the unit of work sent to a worker."""
+    rows = []
+    for key, params, document in items:
+        start = time.perf_counter()
+        status, metrics, error = evaluate(document)
+        rows.append(
+            {
+                "key": key,
+                "params": params,
+                "status": status,
+                "metrics": metrics,
+                "error": error,
+                "inputs": document,
+                "wall_s": time.perf_counter() - start,
+            }
+        )
+    return rows

@@ -1,0 +1,252 @@
+"""The sweep file (YAML), validated like every other input, and its expansion into
+combinations.
+
+A combination is a fully resolved *inputs document*::
+
+    {"platform": <native platform mapping>, "workload": <workload mapping>,
+     "backend": "congestion_unaware", "compat": "default"}
+
+Axes set fields of that document by dotted path (``platform.system.preferred_dataset_splits``,
+``platform.network.dims[0].bandwidth_gbps``, ``workload.collective.size_bytes``). Axes multiply;
+a ``zip`` axis moves several fields together; ``filter`` is an expression over the axis names
+that keeps a combination when true. A combination's key is the SHA-256 of its canonical JSON,
+so the same inputs always have the same key, whatever the file they came from.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import hashlib
+import itertools
+import json
+import operator
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from trainsim.errors import ConfigError
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RangeSpec(_Strict):
+    start: float
+    stop: float
+    step: float = 1.0
+    inclusive: bool = True
+
+    def values(self) -> list[float | int]:
+        if self.step == 0 or (self.stop - self.start) * self.step < 0:
+            raise ValueError(f"range from {self.start} to {self.stop} by {self.step} is empty or endless")
+        out: list[float | int] = []
+        v = self.start
+        while (v <= self.stop + 1e-12 * abs(self.stop)) if self.inclusive else (v < self.stop):
+            out.append(int(v) if float(v).is_integer() and float(self.step).is_integer() else v)
+            v += self.step
+            if len(out) > 1_000_000:
+                raise ValueError("range has more than 1,000,000 values")
+        return out
+
+
+class Axis(_Strict):
+    field: str = Field(description="dotted path into the inputs document, e.g. platform.system.preferred_dataset_splits")
+    name: str | None = Field(None, description="short name used in filters and tables (default: the last path part)")
+    values: list[Any] | None = None
+    range: RangeSpec | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Axis:
+        if (self.values is None) == (self.range is None):
+            raise ValueError("give exactly one of 'values' and 'range'")
+        if self.values is not None and not self.values:
+            raise ValueError("'values' is empty")
+        parse_path(self.field)
+        return self
+
+    @property
+    def label(self) -> str:
+        return self.name or re.sub(r"\[\d+\]", "", self.field.rsplit(".", 1)[-1])
+
+    def points(self) -> list[Any]:
+        return list(self.values) if self.values is not None else self.range.values()  # type: ignore[union-attr]
+
+
+class ZipAxis(_Strict):
+    zip: list[Axis]
+
+    @model_validator(mode="after")
+    def _same_lengths(self) -> ZipAxis:
+        lengths = {len(a.points()) for a in self.zip}
+        if len(lengths) > 1:
+            raise ValueError(f"zipped axes have different lengths {sorted(lengths)}")
+        return self
+
+
+class BaseSpec(_Strict):
+    platform: str | dict[str, Any] = Field(description="native platform YAML path (relative to the sweep file) or an inline mapping")
+    workload: dict[str, Any] = Field(description="workload mapping: {collective: {...}}, {data_parallel: {...}} or {chakra: PREFIX}")
+    backend: str = "congestion_unaware"
+    compat: str = "default"
+
+
+class SweepSpec(_Strict):
+    base: BaseSpec
+    axes: list[Axis | ZipAxis] = Field(default_factory=list)
+    filter: str | None = None
+    metrics: list[str] = Field(default_factory=lambda: ["makespan_s"])
+    source: str = ""
+
+    def axis_list(self) -> list[list[Axis]]:
+        """Each product factor as the list of axes that move together."""
+        return [a.zip if isinstance(a, ZipAxis) else [a] for a in self.axes]
+
+    def base_document(self) -> dict[str, Any]:
+        platform = self.base.platform
+        if isinstance(platform, str):
+            path = Path(self.source).parent / platform if self.source else Path(platform)
+            from trainsim.config.files import load_yaml_mapping
+
+            platform = load_yaml_mapping(path)
+        workload = copy.deepcopy(self.base.workload)
+        if "chakra" in workload and self.source and not Path(workload["chakra"]).is_absolute():
+            workload["chakra"] = str(Path(self.source).parent / workload["chakra"])
+        return {"platform": platform, "workload": workload, "backend": self.base.backend, "compat": self.base.compat}
+
+    def combinations(self) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+        """Yield ``(axis values by name, resolved inputs document)`` for every kept combination."""
+        base = self.base_document()
+        factors = [list(zip(*(a.points() for a in group), strict=True)) for group in self.axis_list()]
+        groups = self.axis_list()
+        check = _compile_filter(self.filter, [a.label for g in groups for a in g], self.source) if self.filter else None
+        for choice in itertools.product(*factors):
+            params: dict[str, Any] = {}
+            doc = copy.deepcopy(base)
+            for group, values in zip(groups, choice, strict=True):
+                for axis, value in zip(group, values, strict=True):
+                    params[axis.label] = value
+                    set_path(doc, axis.field, value, self.source)
+            if check is None or check(params):
+                yield params, doc
+
+
+def combination_key(document: dict[str, Any]) -> str:
+    """Stable hash of a fully resolved inputs document."""
+    text = json.dumps(document, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def load_sweep(path: str | Path) -> SweepSpec:
+    """Read and validate a sweep file; errors name the file and the dotted field."""
+    from trainsim.config.files import load_yaml_mapping
+
+    data = load_yaml_mapping(path)
+    try:
+        spec = SweepSpec.model_validate({**data, "source": str(path)})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(f"{first['msg']} (got {first.get('input')!r})", file=str(path), field=loc) from None
+    try:
+        for group in spec.axis_list():
+            for axis in group:
+                axis.points()
+    except ValueError as exc:
+        raise ConfigError(str(exc), file=str(path), field="axes") from None
+    return spec
+
+
+# -- dotted paths ----------------------------------------------------------------------------
+
+_PART = re.compile(r"([A-Za-z_][\w-]*)((?:\[\d+\])*)")
+
+
+def parse_path(path: str) -> list[str | int]:
+    """``"a.b[2].c"`` -> ``["a", "b", 2, "c"]``."""
+    parts: list[str | int] = []
+    for piece in path.split("."):
+        m = _PART.fullmatch(piece)
+        if not m:
+            raise ValueError(f"bad field path {path!r} at {piece!r}")
+        parts.append(m.group(1))
+        parts.extend(int(i) for i in re.findall(r"\[(\d+)\]", m.group(2)))
+    return parts
+
+
+def set_path(doc: dict[str, Any], path: str, value: Any, source: str = "") -> None:
+    """Set ``doc[path] = value``; missing mappings are created, list indexes must exist."""
+    parts = parse_path(path)
+    node: Any = doc
+    for i, part in enumerate(parts[:-1]):
+        nxt = parts[i + 1]
+        if isinstance(part, int):
+            if not isinstance(node, list) or part >= len(node):
+                raise ConfigError(f"index [{part}] does not exist", file=source or None, field=path)
+            node = node[part]
+        else:
+            if not isinstance(node, dict):
+                raise ConfigError(f"{part!r} is not inside a mapping", file=source or None, field=path)
+            node = node.setdefault(part, [] if isinstance(nxt, int) else {})
+    last = parts[-1]
+    if isinstance(last, int):
+        if not isinstance(node, list) or last >= len(node):
+            raise ConfigError(f"index [{last}] does not exist", file=source or None, field=path)
+        node[last] = value
+    else:
+        node[last] = value
+
+
+# -- filter expressions ----------------------------------------------------------------------
+
+_OPS: dict[type, Any] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
+    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
+    ast.Gt: operator.gt, ast.GtE: operator.ge, ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
+    ast.USub: operator.neg, ast.Not: operator.not_,
+}
+
+
+def _compile_filter(text: str, names: list[str], source: str) -> Any:
+    """A safe evaluator for ``filter``: names, numbers, strings, lists, arithmetic,
+    comparisons, ``and``/``or``/``not``. Anything else is a :class:`ConfigError`."""
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError as exc:
+        raise ConfigError(f"filter {text!r} is not an expression: {exc.msg}", file=source or None, field="filter") from None
+
+    def ev(node: ast.AST, env: dict[str, Any]) -> Any:
+        if isinstance(node, ast.Expression):
+            return ev(node.body, env)
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.Name):
+            return env[node.id]
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return [ev(e, env) for e in node.elts]
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
+            return _OPS[type(node.op)](ev(node.left, env), ev(node.right, env))
+        if isinstance(node, ast.UnaryOp) and type(node.op) in _OPS:
+            return _OPS[type(node.op)](ev(node.operand, env))
+        if isinstance(node, ast.BoolOp):
+            vals = (ev(v, env) for v in node.values)
+            return all(vals) if isinstance(node.op, ast.And) else any(vals)
+        if isinstance(node, ast.Compare):
+            left = ev(node.left, env)
+            for op, comp in zip(node.ops, node.comparators, strict=True):
+                right = ev(comp, env)
+                if type(op) not in _OPS or not _OPS[type(op)](left, right):
+                    return False
+                left = right
+            return True
+        raise ConfigError(f"filter may not use {type(node).__name__} ({ast.unparse(node)!r})", file=source or None, field="filter")
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id not in names:
+            raise ConfigError(f"filter names {node.id!r}, which is not an axis (axes: {', '.join(names)})", file=source or None, field="filter")
+    return lambda env: bool(ev(tree, env))

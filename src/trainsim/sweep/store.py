@@ -1,0 +1,104 @@
+"""The sweep store: one SQLite file, one row per combination keyed by the hash of its inputs.
+
+Rows are committed as their results arrive (WAL journal), so a sweep killed at any moment
+keeps every finished combination, and a re-run skips them; the primary key makes a
+combination impossible to count twice. ``status`` is ``ok``, ``infeasible`` (the
+configuration cannot run; ``error`` holds the reason) or ``error`` (bad inputs).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from trainsim.errors import ConfigError
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS results (
+    key TEXT PRIMARY KEY,
+    params TEXT NOT NULL,
+    status TEXT NOT NULL,
+    metrics TEXT NOT NULL,
+    error TEXT,
+    inputs TEXT NOT NULL,
+    wall_s REAL,
+    finished_at REAL
+);
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT);
+"""
+
+
+class SweepStore:
+    """Append-only result store backed by SQLite."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        try:
+            self.db = sqlite3.connect(self.path, timeout=30)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.executescript(SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise ConfigError(f"cannot open the sweep store: {exc}", file=str(path)) from None
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> SweepStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def done_keys(self) -> set[str]:
+        return {row[0] for row in self.db.execute("SELECT key FROM results")}
+
+    def add(self, rows: Iterable[dict[str, Any]]) -> int:
+        """Insert finished combinations (ignoring keys already there); returns rows added."""
+        now = time.time()
+        cur = self.db.executemany(
+            "INSERT OR IGNORE INTO results(key, params, status, metrics, error, inputs, wall_s, finished_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    r["key"],
+                    json.dumps(r["params"], sort_keys=True),
+                    r["status"],
+                    json.dumps(r.get("metrics", {}), sort_keys=True),
+                    r.get("error"),
+                    json.dumps(r["inputs"], sort_keys=True, default=str),
+                    r.get("wall_s"),
+                    now,
+                )
+                for r in rows
+            ],
+        )
+        self.db.commit()
+        return cur.rowcount
+
+    def set_meta(self, name: str, value: Any) -> None:
+        self.db.execute("INSERT OR REPLACE INTO meta(name, value) VALUES (?, ?)", (name, json.dumps(value)))
+        self.db.commit()
+
+    def rows(self) -> list[dict[str, Any]]:
+        out = []
+        for key, params, status, metrics, error, wall_s in self.db.execute(
+            "SELECT key, params, status, metrics, error, wall_s FROM results ORDER BY finished_at, key"
+        ):
+            out.append(
+                {"key": key, "status": status, "error": error, "wall_s": wall_s, **json.loads(params), **json.loads(metrics)}
+            )
+        return out
+
+    def count(self) -> int:
+        return int(self.db.execute("SELECT COUNT(*) FROM results").fetchone()[0])
+
+
+def open_existing(path: str | Path) -> SweepStore:
+    if not Path(path).is_file():
+        raise ConfigError("no such sweep store", file=str(path), hint="run `trainsim sweep SPEC.yaml --store PATH` first")
+    return SweepStore(path)

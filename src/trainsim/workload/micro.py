@@ -1,0 +1,84 @@
+"""Microbenchmark workloads built in memory: one collective per rank, or a data-parallel step.
+
+These are the shapes of ASTRA-sim's microbenchmarks and of reference-results' ``dp`` graphs
+(reference-results/README.md): a ``dp`` step has L forward compute nodes, L backward compute
+nodes in reverse layer order, and one all-reduce per layer depending on its backward node.
+Every rank gets the same arrays (one graph, shallow copies per rank), so a 65,536-rank
+workload costs one graph. Sizes in bytes, times in seconds.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from trainsim.enums import CommType, NodeType
+from trainsim.errors import ConfigError
+from trainsim.workload.graph import GraphBuilder, WorkloadGraph
+
+COLLECTIVE_NAMES = {
+    "all_reduce": CommType.ALL_REDUCE,
+    "all_gather": CommType.ALL_GATHER,
+    "reduce_scatter": CommType.REDUCE_SCATTER,
+    "all_to_all": CommType.ALL_TO_ALL,
+    "broadcast": CommType.BROADCAST,
+    "reduce": CommType.REDUCE,
+    "gather": CommType.GATHER,
+    "scatter": CommType.SCATTER,
+    "barrier": CommType.BARRIER,
+}
+
+
+def comm_type_named(name: str) -> CommType:
+    """``"all_reduce"`` (or ``"ALL_REDUCE"``, ``"allreduce"``) -> :class:`CommType`."""
+    key = name.strip().lower().replace("-", "_")
+    aliases = {k.replace("_", ""): v for k, v in COLLECTIVE_NAMES.items()}
+    found = COLLECTIVE_NAMES.get(key) or aliases.get(key.replace("_", ""))
+    if found is None:
+        raise ConfigError(
+            f"unknown collective {name!r}; expected one of {', '.join(COLLECTIVE_NAMES)}",
+            field="collective",
+        )
+    return found
+
+
+def replicate(graph: WorkloadGraph, npus: int) -> list[WorkloadGraph]:
+    """``npus`` rank graphs sharing ``graph``'s arrays (only the ``rank`` field differs)."""
+    out = []
+    for rank in range(npus):
+        g = copy.copy(graph)
+        g.rank = rank
+        out.append(g)
+    return out
+
+
+def collective_workload(npus: int, collective: str | int, size_bytes: int, *, involved_dim: tuple[bool, ...] | None = None) -> list[WorkloadGraph]:
+    """One COMM_COLL node of ``size_bytes`` on every rank (ASTRA-sim's microbenchmarks)."""
+    comm_type = CommType(collective) if isinstance(collective, int) else comm_type_named(collective)
+    if size_bytes < 0:
+        raise ConfigError(f"collective size must be >= 0 bytes, got {size_bytes}", field="size")
+    b = GraphBuilder(source="<collective microbenchmark>")
+    b.add(0, NodeType.COMM_COLL_NODE, comm_type.name.lower(), comm_type=int(comm_type), comm_size=int(size_bytes), involved_dim=involved_dim)
+    return replicate(b.build(), npus)
+
+
+def data_parallel_workload(
+    npus: int, layers: int, allreduce_bytes: int, *, forward_s: float = 100e-6, backward_s: float = 200e-6
+) -> list[WorkloadGraph]:
+    """A data-parallel training step: forward over ``layers``, backward in reverse, and one
+    all-reduce of ``allreduce_bytes`` per layer after its backward compute."""
+    if layers < 1:
+        raise ConfigError(f"layers must be >= 1, got {layers}", field="layers")
+    b = GraphBuilder(source="<data-parallel step>")
+    node = 0
+    prev: list[int] = []
+    for layer in range(layers):
+        b.add(node, NodeType.COMP_NODE, f"fwd_{layer}", duration_s=forward_s, data_deps=prev)
+        prev = [node]
+        node += 1
+    for layer in reversed(range(layers)):
+        bwd = b.add(node, NodeType.COMP_NODE, f"bwd_{layer}", duration_s=backward_s, data_deps=prev)
+        prev = [bwd]
+        node += 1
+        b.add(node, NodeType.COMM_COLL_NODE, f"allreduce_{layer}", comm_type=int(CommType.ALL_REDUCE), comm_size=allreduce_bytes, data_deps=[bwd])
+        node += 1
+    return replicate(b.build(), npus)
