@@ -29,7 +29,7 @@ from trainsim.system.rank import (
     RankState,
     resource_classes,
 )
-from trainsim.system.result import RankResult, RunResult
+from trainsim.system.result import NodeTimeline, RankResult, RunResult
 from trainsim.workload.graph import ABSENT, WorkloadGraph
 
 Handler = Callable[[RankState, int], None]
@@ -67,7 +67,6 @@ class Executor:
             NodeType.COMM_RECV_NODE: self._run_recv,
             NodeType.COMM_COLL_NODE: self._run_collective,
         }
-        self._start_ns: dict[tuple[int, int], float] = {}
 
     # -- set-up ---------------------------------------------------------------------------
 
@@ -101,7 +100,9 @@ class Executor:
     def _issue_ready(self, state: RankState) -> None:
         handlers = self._handlers
         types = state.graph.types
+        start_ns = state.start_ns
         while (pos := state.next_issuable()) >= 0:
+            start_ns[pos] = self.queue.now
             handler = handlers.get(int(types[pos]))
             if handler is None:
                 raise TraceError(
@@ -114,6 +115,7 @@ class Executor:
 
     def _complete(self, token: tuple[RankState, int]) -> None:
         state, pos = token
+        state.end_ns[pos] = self.queue.now
         state.release(pos)
         if state.finished:
             state.finish_ns = self.queue.now
@@ -159,12 +161,11 @@ class Executor:
                 hint="give a remote-memory file with memory-type PER_NPU_MEMORY_EXPANSION, "
                 "PER_NODE_MEMORY_EXPANSION or MEMORY_POOL",
             )
-        self._start_ns[(state.rank, pos)] = self.queue.now
         self.memory.access(state.rank, int(graph.tensor_size[pos]), self._memory_done, (state, pos))
 
     def _memory_done(self, token: tuple[RankState, int]) -> None:
         state, pos = token
-        state.memory_ns += self.queue.now - self._start_ns.pop((state.rank, pos))
+        state.memory_ns += self.queue.now - state.start_ns[pos]
         self._complete(token)
 
     def _run_send(self, state: RankState, pos: int) -> None:
@@ -329,5 +330,6 @@ class Executor:
                 )
             )
         makespan = max((r.finish_s for r in ranks), default=0.0)
-        return RunResult(makespan_s=makespan, ranks=ranks, events=self.queue.events_processed)
+        timelines = [NodeTimeline(s.graph, s.start_ns, s.end_ns) for s in self.ranks]
+        return RunResult(makespan_s=makespan, ranks=ranks, events=self.queue.events_processed, timelines=timelines)
 

@@ -96,6 +96,8 @@ class RankState:
         "comm_ns",
         "comm_active",
         "comm_since",
+        "start_ns",
+        "end_ns",
     )
 
     def __init__(self, rank: int, graph: WorkloadGraph, resource: list[int], deps: DependencyIndex) -> None:
@@ -117,6 +119,9 @@ class RankState:
         self.comm_ns = 0.0
         self.comm_active = 0
         self.comm_since = 0.0
+        # issue and completion time of every node (ns; -1 until it happens)
+        self.start_ns = [-1.0] * len(graph)
+        self.end_ns = [-1.0] * len(graph)
         for pos, count in enumerate(self.pending):
             if count == 0:
                 self.ready[resource[pos]].append(pos)  # ascending: already a heap

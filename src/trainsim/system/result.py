@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from trainsim.workload.graph import WorkloadGraph
+
 
 @dataclass
 class RankResult:
@@ -24,11 +26,21 @@ class RankResult:
 
 
 @dataclass
+class NodeTimeline:
+    """When each node of one rank's graph was issued and completed (ns; -1 = never)."""
+
+    graph: WorkloadGraph
+    start_ns: list[float]
+    end_ns: list[float]
+
+
+@dataclass
 class RunResult:
     makespan_s: float
     ranks: list[RankResult]
     events: int = 0
     info: dict[str, Any] = field(default_factory=dict)
+    timelines: list[NodeTimeline] = field(default_factory=list, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of ``trainsim run --json`` (issue 2)."""
