@@ -15,6 +15,8 @@ from rich.console import Console
 from rich.table import Table
 
 from trainsim.cli.app import app
+from trainsim.report.breakdown import breakdown
+from trainsim.report.perfetto import write_trace
 from trainsim.system.api import BACKENDS, COMPAT_MODES, load_inputs, simulate
 from trainsim.system.result import RunResult
 from trainsim.units import human_time
@@ -32,6 +34,8 @@ def run_command(
     backend: str = typer.Option("congestion_unaware", "--backend", help=f"Network backend: {', '.join(BACKENDS)}."),
     compat: str = typer.Option("default", "--compat", help=f"Arithmetic conventions: {', '.join(COMPAT_MODES)} ('astra' reproduces ASTRA-sim's numbers)."),
     json_path: Path | None = typer.Option(None, "--json", help="Write the result as JSON to this path ('-' for stdout)."),
+    trace_path: Path | None = typer.Option(None, "--trace", help="Write a Perfetto / Chrome-trace JSON timeline."),
+    expand: bool = typer.Option(False, "--expand", help="In the timeline, one process per rank (default: identical ranks folded)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
 ) -> None:
     """Simulate one training step of a workload on a platform."""
@@ -51,8 +55,12 @@ def run_command(
         for message in dict.fromkeys(str(w.message) for w in caught):
             err.print(f"[yellow]warning:[/] {message}", highlight=False)
     result = simulate(plat, graphs, backend=backend, compat=compat)
+    if trace_path is not None:
+        write_trace(trace_path, result, expand=expand)
     if json_path is not None:
-        text = json.dumps(result.to_dict(), indent=1)
+        document = result.to_dict()
+        document["breakdown"] = [b.to_dict() for b in breakdown(result)]
+        text = json.dumps(document, indent=1)
         if str(json_path) == "-":
             typer.echo(text)
             return

@@ -1,0 +1,91 @@
+"""Where each rank's time goes: compute, communication, exposed communication, overlap,
+memory, CPU and idle (waiting on a peer or a pipeline bubble).
+
+Definitions (all in seconds, per rank, from the executor's node issue/completion times):
+- ``compute_s``: union of GPU compute node intervals;
+- ``comm_s``: union of collective, send and receive intervals;
+- ``overlap_s``: time both compute and communication are in flight;
+- ``exposed_comm_s``: finish minus summed GPU compute, ASTRA-sim's definition
+  (reference-results/README.md), equal to the time the rank is not computing;
+- ``memory_s``, ``cpu_s``: unions of remote-memory and CPU-node intervals;
+- ``idle_s``: finish minus the union of all activity.
+Ranks with identical numbers are folded into one class.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from trainsim.enums import NodeType
+from trainsim.report.intervals import intersection_length, union_length
+from trainsim.system.result import NodeTimeline, RunResult
+
+COMM_TYPES = (NodeType.COMM_COLL_NODE, NodeType.COMM_SEND_NODE, NodeType.COMM_RECV_NODE)
+MEM_TYPES = (NodeType.MEM_LOAD_NODE, NodeType.MEM_STORE_NODE)
+
+
+@dataclass
+class RankBreakdown:
+    ranks: list[int]
+    finish_s: float
+    compute_s: float
+    comm_s: float
+    overlap_s: float
+    exposed_comm_s: float
+    memory_s: float
+    cpu_s: float
+    idle_s: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def lanes(timeline: NodeTimeline) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Interval arrays (seconds) per lane: compute, comm, memory, cpu."""
+    g = timeline.graph
+    start = np.asarray(timeline.start_ns) * 1e-9
+    end = np.asarray(timeline.end_ns) * 1e-9
+    ran = end >= 0
+    types = g.types
+    comp = (types == NodeType.COMP_NODE) & ran
+    masks = {
+        "compute": comp & ~g.is_cpu_op,
+        "cpu": (comp & g.is_cpu_op) | (np.isin(types, MEM_TYPES) & g.is_cpu_op & ran),
+        "comm": np.isin(types, COMM_TYPES) & ran,
+        "memory": np.isin(types, MEM_TYPES) & ~g.is_cpu_op & ran,
+    }
+    return {name: (start[m], end[m]) for name, m in masks.items()}
+
+
+def rank_breakdown(rank: int, finish_s: float, timeline: NodeTimeline) -> RankBreakdown:
+    ln = lanes(timeline)
+    compute = union_length(*ln["compute"])
+    busy_s = np.concatenate([v[0] for v in ln.values()])
+    busy_e = np.concatenate([v[1] for v in ln.values()])
+    return RankBreakdown(
+        ranks=[rank],
+        finish_s=finish_s,
+        compute_s=compute,
+        comm_s=union_length(*ln["comm"]),
+        overlap_s=intersection_length(ln["compute"], ln["comm"]),
+        exposed_comm_s=max(0.0, finish_s - float(np.sum(ln["compute"][1] - ln["compute"][0]))),
+        memory_s=union_length(*ln["memory"]),
+        cpu_s=union_length(*ln["cpu"]),
+        idle_s=max(0.0, finish_s - union_length(busy_s, busy_e)),
+    )
+
+
+def breakdown(result: RunResult) -> list[RankBreakdown]:
+    """Per-rank breakdowns, ranks with identical numbers folded into one entry."""
+    classes: dict[tuple[Any, ...], RankBreakdown] = {}
+    for r, timeline in zip(result.ranks, result.timelines, strict=True):
+        # ranks that ran the same graph at the same times have the same breakdown
+        key = (timeline.graph.ids.tobytes(), timeline.graph.types.tobytes(), r.finish_s, tuple(timeline.start_ns), tuple(timeline.end_ns))
+        if key in classes:
+            classes[key].ranks.append(r.rank)
+        else:
+            classes[key] = rank_breakdown(r.rank, r.finish_s, timeline)
+    return list(classes.values())
