@@ -1,0 +1,90 @@
+"""Matplotlib figures of a result document (the JSON of ``trainsim run --json``), as PNG."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from trainsim.units import human_time  # noqa: E402
+
+
+def breakdown_bars(document: dict[str, Any], out: Path) -> Path:
+    """Stacked bars of each rank class: compute only, overlap, exposed communication, idle."""
+    rows = document.get("breakdown", [])
+    labels = [_ranks_label(r["ranks"]) for r in rows]
+    scale, unit = _time_scale(max((r["finish_s"] for r in rows), default=0.0))
+    fig, ax = plt.subplots(figsize=(max(5.0, 0.6 * len(rows) + 3), 4))
+    bottom = [0.0] * len(rows)
+    series = {
+        "compute only": [r["compute_s"] - r["overlap_s"] for r in rows],
+        "compute + comm overlap": [r["overlap_s"] for r in rows],
+        "exposed communication": [max(0.0, r["exposed_comm_s"] - r["idle_s"]) for r in rows],
+        "idle": [r["idle_s"] for r in rows],
+    }
+    for name, values in series.items():
+        scaled = [v / scale for v in values]
+        ax.bar(labels, scaled, bottom=bottom, label=name)
+        bottom = [b + v for b, v in zip(bottom, scaled, strict=True)]
+    ax.set_ylabel(f"time ({unit})")
+    ax.set_title("Where the time goes, per class of identical ranks")
+    ax.legend(fontsize=8)
+    plt.setp(ax.get_xticklabels(), rotation=20, ha="right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
+def utilization_over_time(document: dict[str, Any], out: Path) -> Path | None:
+    """Per-dimension network utilization over time (needs the ``dims`` section)."""
+    dims = document.get("dims")
+    if not dims:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    for dim in dims:
+        t = [p[0] * 1e6 for p in dim["utilization"]]
+        u = [p[1] * 100 for p in dim["utilization"]]
+        ax.step(t, u, where="post", label=f"dim {dim['dim']} ({dim['kind']})")
+    ax.set_xlabel("time (us)")
+    ax.set_ylabel("utilization (%)")
+    ax.set_ylim(0, 105)
+    ax.legend(fontsize=8)
+    ax.set_title("Network utilization per dimension")
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
+def collective_bandwidth(document: dict[str, Any], out: Path) -> Path | None:
+    """Achieved bus bandwidth of each collective against its size (needs ``collectives``)."""
+    colls = [c for c in document.get("collectives", []) if c.get("busbw_gbps") is not None]
+    if not colls:
+        return None
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for kind in sorted({c["type"] for c in colls}):
+        part = [c for c in colls if c["type"] == kind]
+        ax.scatter([c["size_bytes"] for c in part], [c["busbw_gbps"] for c in part], label=kind, s=18)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("size (bytes)")
+    ax.set_ylabel("bus bandwidth (GB/s)")
+    ax.legend(fontsize=8)
+    ax.set_title("Collective bus bandwidth vs size")
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
+def _ranks_label(ranks: list[int]) -> str:
+    return f"rank {ranks[0]}" if len(ranks) == 1 else f"{len(ranks)} ranks ({ranks[0]}..)"
+
+
+def _time_scale(max_s: float) -> tuple[float, str]:
+    unit = human_time(max_s).split()[-1] if max_s > 0 else "s"
+    return {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}[unit], unit
