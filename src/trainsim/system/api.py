@@ -15,12 +15,13 @@ from trainsim.config.types import Platform
 from trainsim.engine import EventQueue
 from trainsim.errors import ConfigError
 from trainsim.network import AnalyticalNetwork
+from trainsim.network.congestion_aware import CongestionAwareNetwork
 from trainsim.network.protocol import NetworkBackend
 from trainsim.system.executor import Executor
 from trainsim.system.result import RunResult
 from trainsim.workload.graph import WorkloadGraph
 
-BACKENDS = ("congestion_unaware",)
+BACKENDS = ("congestion_unaware", "congestion_aware")
 COMPAT_MODES = ("default", "astra")
 
 
@@ -28,6 +29,8 @@ def make_network(platform: Platform, queue: EventQueue, backend: str, *, compat_
     """The network backend called ``backend`` over the platform's network."""
     if backend == "congestion_unaware":
         return AnalyticalNetwork(platform.network, queue, compat_astra=compat_astra)
+    if backend == "congestion_aware":
+        return CongestionAwareNetwork(platform.network, queue, compat_astra=compat_astra)
     raise ConfigError(
         f"unknown network backend {backend!r}; expected one of {', '.join(BACKENDS)}",
         field="backend",
