@@ -16,12 +16,13 @@ from trainsim.engine import EventQueue
 from trainsim.errors import ConfigError
 from trainsim.network import AnalyticalNetwork
 from trainsim.network.congestion_aware import CongestionAwareNetwork
+from trainsim.network.flow import FlowNetwork
 from trainsim.network.protocol import NetworkBackend
 from trainsim.system.executor import Executor
 from trainsim.system.result import RunResult
 from trainsim.workload.graph import WorkloadGraph
 
-BACKENDS = ("congestion_unaware", "congestion_aware")
+BACKENDS = ("congestion_unaware", "congestion_aware", "flow")
 COMPAT_MODES = ("default", "astra")
 
 
@@ -31,6 +32,8 @@ def make_network(platform: Platform, queue: EventQueue, backend: str, *, compat_
         return AnalyticalNetwork(platform.network, queue, compat_astra=compat_astra)
     if backend == "congestion_aware":
         return CongestionAwareNetwork(platform.network, queue, compat_astra=compat_astra)
+    if backend == "flow":
+        return FlowNetwork(platform.network, queue, compat_astra=compat_astra)
     raise ConfigError(
         f"unknown network backend {backend!r}; expected one of {', '.join(BACKENDS)}",
         field="backend",
