@@ -1,0 +1,163 @@
+"""Physical fabrics beyond the multi-dimensional blocks: leaf-spine Clos (two-level fat-tree)
+with an oversubscription ratio and ECMP, and any graph a user gives (an edge list or GraphML)
+with shortest-path routing. Both return a :class:`RoutedGraph`.
+
+Units: bandwidths in B/s, latencies in ns.
+"""
+
+from __future__ import annotations
+
+import math
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import dijkstra
+
+from trainsim.errors import ConfigError
+from trainsim.topology.graph import LinkGraph
+
+Router = Callable[[int, int], tuple[int, ...]]
+
+
+class RoutedGraph(LinkGraph):
+    """A :class:`LinkGraph` whose routes come from a routing function, memoized."""
+
+    _router: Router
+
+    def route(self, src: int, dst: int) -> tuple[int, ...]:
+        key = (src, dst)
+        cached = self._routes.get(key)
+        if cached is None:
+            cached = self._routes[key] = () if src == dst else self._router(src, dst)
+        return cached
+
+
+def _ecmp_hash(src: int, dst: int, ways: int) -> int:
+    """A deterministic flow hash (Knuth's multiplicative hash of the pair)."""
+    return ((src * 2654435761) ^ (dst * 40503)) % 2**32 % ways
+
+
+def leaf_spine(
+    npus: int,
+    hosts_per_leaf: int,
+    spines: int,
+    host_bandwidth: float,
+    latency_ns: float,
+    *,
+    oversubscription: float = 1.0,
+) -> RoutedGraph:
+    """Two-level Clos: each leaf joins ``hosts_per_leaf`` ranks and every spine.
+
+    Each leaf's uplink capacity is ``hosts_per_leaf * host_bandwidth / oversubscription``,
+    spread over its ``spines`` uplinks (oversubscription 2 means 2:1). Routes: host -> leaf
+    -> host within a leaf, else host -> leaf -> spine (ECMP by a hash of the pair) -> leaf ->
+    host.
+    """
+    if npus < 1 or hosts_per_leaf < 1 or spines < 1 or oversubscription <= 0:
+        raise ConfigError(f"leaf-spine needs positive sizes and oversubscription, got npus={npus}, hosts_per_leaf={hosts_per_leaf}, spines={spines}, oversubscription={oversubscription}")
+    leaves = math.ceil(npus / hosts_per_leaf)
+    g = RoutedGraph(npus=npus, devices=npus + leaves + spines)
+    leaf0, spine0 = npus, npus + leaves
+    uplink_bw = hosts_per_leaf * host_bandwidth / oversubscription / spines
+    for h in range(npus):
+        leaf = leaf0 + h // hosts_per_leaf
+        g.add_link(h, leaf, host_bandwidth, latency_ns, 0)
+        g.add_link(leaf, h, host_bandwidth, latency_ns, 0)
+    for leaf in range(leaf0, spine0):
+        for spine in range(spine0, spine0 + spines):
+            g.add_link(leaf, spine, uplink_bw, latency_ns, 1)
+            g.add_link(spine, leaf, uplink_bw, latency_ns, 1)
+
+    def router(src: int, dst: int) -> tuple[int, ...]:
+        a, b = leaf0 + src // hosts_per_leaf, leaf0 + dst // hosts_per_leaf
+        if a == b:
+            return (g.link(src, a), g.link(a, dst))
+        spine = spine0 + _ecmp_hash(src, dst, spines)
+        return (g.link(src, a), g.link(a, spine), g.link(spine, b), g.link(b, dst))
+
+    g._router = router
+    return g
+
+
+def graph_from_edges(npus: int, edges: list[tuple[int, int, float, float]], *, source: str = "") -> RoutedGraph:
+    """A user graph: devices ``0..npus-1`` are ranks, higher ids switches; each edge
+    ``(a, b, bandwidth B/s, latency ns)`` is bidirectional. Routes are lowest-latency paths
+    (ties: fewest hops, then scipy's deterministic order)."""
+    if not edges:
+        raise ConfigError("the graph has no edges", file=source or None)
+    devices = max(max(a, b) for a, b, _, _ in edges) + 1
+    if devices < npus:
+        raise ConfigError(f"the graph has {devices} devices but {npus} ranks were asked for", file=source or None)
+    g = RoutedGraph(npus=npus, devices=devices)
+    for a, b, bw, lat in edges:
+        if a == b or bw <= 0 or lat < 0:
+            raise ConfigError(f"bad edge {a} - {b}: bandwidth {bw} B/s, latency {lat} ns (need a != b, bandwidth > 0, latency >= 0)", file=source or None)
+        g.add_link(a, b, bw, lat)
+        g.add_link(b, a, bw, lat)
+    weights = np.asarray(g.latency_ns) + 1e-6  # the epsilon prefers fewer hops on equal latency
+    matrix = csr_matrix((weights, (g.link_src, g.link_dst)), shape=(devices, devices))
+    predecessors: dict[int, np.ndarray] = {}
+
+    def router(src: int, dst: int) -> tuple[int, ...]:
+        pred = predecessors.get(src)
+        if pred is None:
+            _, pred = dijkstra(matrix, indices=src, return_predecessors=True)
+            predecessors[src] = pred
+        if pred[dst] < 0:
+            raise ConfigError(f"rank {dst} cannot be reached from rank {src} in the graph", file=source or None)
+        hops = []
+        node = dst
+        while node != src:
+            prev = int(pred[node])
+            hops.append(g.link(prev, node))
+            node = prev
+        return tuple(reversed(hops))
+
+    g._router = router
+    return g
+
+
+def load_edge_list(path: str | Path, npus: int) -> RoutedGraph:
+    """Read ``a b bandwidth_gbps latency_ns`` lines ('#' comments) or GraphML (edge data keys
+    ``bandwidth_gbps`` and ``latency_ns``); GB/s here is 1e9 B/s."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ConfigError(f"cannot read the graph file: {exc.strerror}", file=str(path)) from None
+    if path.suffix.lower() == ".graphml" or text.lstrip().startswith("<"):
+        return graph_from_edges(npus, _graphml_edges(text, str(path)), source=str(path))
+    edges = []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        parts = line.replace(",", " ").split()
+        if len(parts) != 4:
+            raise ConfigError(f"line {lineno}: expected 'a b bandwidth_gbps latency_ns', got {line!r}", file=str(path))
+        try:
+            edges.append((int(parts[0]), int(parts[1]), float(parts[2]) * 1e9, float(parts[3])))
+        except ValueError:
+            raise ConfigError(f"line {lineno}: not numbers: {line!r}", file=str(path)) from None
+    return graph_from_edges(npus, edges, source=str(path))
+
+
+def _graphml_edges(text: str, source: str) -> list[tuple[int, int, float, float]]:
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError as exc:
+        raise ConfigError(f"not valid GraphML: {exc}", file=source) from None
+    ns = {"g": root.tag.split("}")[0].strip("{")} if root.tag.startswith("{") else {}
+    prefix = "g:" if ns else ""
+    keys = {k.get("id"): k.get("attr.name") for k in root.iter(f"{{{ns['g']}}}key" if ns else "key")}
+    edges = []
+    for edge in root.iter(f"{{{ns['g']}}}edge" if ns else "edge"):
+        data = {keys.get(d.get("key"), d.get("key")): d.text for d in edge.findall(f"{prefix}data", ns)}
+        try:
+            edges.append((int(edge.get("source", "")), int(edge.get("target", "")), float(data["bandwidth_gbps"] or 0) * 1e9, float(data.get("latency_ns") or 0)))
+        except (KeyError, ValueError):
+            raise ConfigError(f"edge {edge.get('source')} - {edge.get('target')}: needs integer node ids and a bandwidth_gbps value", file=source) from None
+    return edges
