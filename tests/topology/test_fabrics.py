@@ -47,7 +47,7 @@ def test_graphml(tmp_path):
 
 
 def test_unreachable_and_bad_edges_are_clear_errors(tmp_path):
-    g = graph_from_edges(3, [(0, 1, 1e9, 1.0)])
+    g = graph_from_edges(3, [(0, 1, 1e9, 1.0), (2, 3, 1e9, 1.0)])
     with pytest.raises(ConfigError, match="rank 2 cannot be reached from rank 0"):
         g.route(0, 2)
     bad = tmp_path / "bad.txt"
