@@ -246,7 +246,11 @@ def platform_to_dict(p: Platform) -> dict[str, Any]:
 
 
 def dump_platform(platform: Platform) -> str:
-    """The native YAML for ``platform``; :func:`load_platform` reads it back to an equal object."""
+    """The native YAML for ``platform``, every field written out.
+
+    :func:`load_platform` reads it back to an equal object whenever the bandwidths came from a
+    file. A bandwidth set in code (an optimizer's) may come back one ulp away: the file says
+    GB/s, and not every float in B/s is some float in GB/s times 1e9."""
     unit = "ASTRA-sim GB/s (2**30 B/s)" if platform.compat == "astra" else "GB/s (1e9 B/s)"
     header = (
         f"# trainsim platform; network bandwidth_gbps in {unit}, other *_gbps in GB/s (1e9 B/s)\n"
