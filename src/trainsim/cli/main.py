@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "trainsim.cli.run_cmd",
     "trainsim.cli.sweep_cmd",
     "trainsim.cli.report_cmd",
+    "trainsim.cli.schema_cmd",
 )
 
 

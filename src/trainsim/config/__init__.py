@@ -7,6 +7,7 @@ from trainsim.config.types import (
     NetworkSpec,
     Platform,
     RemoteMemorySpec,
+    SharedBusSpec,
     SystemSpec,
 )
 
@@ -16,5 +17,6 @@ __all__ = [
     "NetworkSpec",
     "Platform",
     "RemoteMemorySpec",
+    "SharedBusSpec",
     "SystemSpec",
 ]

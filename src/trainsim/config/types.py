@@ -13,6 +13,10 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 TopologyKind = Literal["Ring", "FullyConnected", "Switch"]
+Compat = Literal["default", "astra"]
+"""``astra``: the numbers are ASTRA-sim's (network "GB/s" = 2**30 B/s) and a run reproduces its
+arithmetic (whole-ns truncation, uint64 remote-memory bandwidth); ``default``: decimal units,
+exact arithmetic (DESIGN.md, "Units")."""
 MemoryMode = Literal[
     "NO_MEMORY_EXPANSION",
     "PER_NPU_MEMORY_EXPANSION",
@@ -36,7 +40,7 @@ class NetworkSpec:
     """A multi-dimensional network; rank ids vary fastest in dimension 0."""
 
     dims: tuple[DimSpec, ...]
-    source: str = ""
+    source: str = field(default="", compare=False)  # provenance only
 
     @property
     def npus(self) -> int:
@@ -51,12 +55,34 @@ class NetworkSpec:
 class CollectiveImpl:
     """The per-dimension algorithm names of one collective type, as in ASTRA-sim's
     ``<type>-implementation`` lists (``ring``, ``direct``, ``directN``, ``halvingDoubling``,
-    ``doubleBinaryTree``, ``oneRing``, ``oneDirect``, ``oneHalvingDoubling``)."""
+    ``doubleBinaryTree``, ``oneRing``, ``oneDirect``, ``oneDirectN``, ``oneHalvingDoubling``).
+
+    An empty tuple means "not configured" (the key was absent from an ASTRA-sim system JSON): a
+    collective of that type is then an error at run time, as in ASTRA-sim."""
 
     all_reduce: tuple[str, ...] = ("ring",)
     all_gather: tuple[str, ...] = ("ring",)
     reduce_scatter: tuple[str, ...] = ("ring",)
     all_to_all: tuple[str, ...] = ("ring",)
+    custom: dict[str, str] = field(default_factory=dict)
+    """``<type>-implementation-custom``: collective type (``all_reduce`` ...) -> the Chakra ET
+    of a custom algorithm, as written in the file (ASTRA-sim opens it relative to its cwd)."""
+    per_node_custom: str | None = None
+    """``per-node-custom-implementation``: a YAML file mapping workload node id -> Chakra ET."""
+
+
+@dataclass(frozen=True)
+class SharedBusSpec:
+    """ASTRA-sim's ``model-shared-bus`` with its LogGP parameters ``L``, ``o``, ``g``, ``G``
+    (ns, ns, ns, ns per byte) and ``local-reduction-delay`` (ns, read by its LogGP model); they
+    only act when ``enabled``."""
+
+    enabled: bool = False
+    latency_ns: float = 0.0  # L
+    overhead_ns: float = 0.0  # o
+    gap_ns: float = 0.0  # g
+    gap_per_byte_ns: float = 0.0  # G
+    local_reduction_delay_ns: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -78,7 +104,9 @@ class SystemSpec:
     trace_enabled: bool = False
     replay_only: bool = False
     track_local_mem: bool = False
-    source: str = ""
+    local_mem_trace_filename: str = "local_mem_trace"
+    shared_bus: SharedBusSpec = field(default_factory=SharedBusSpec)
+    source: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True)
@@ -94,7 +122,7 @@ class RemoteMemorySpec:
     bandwidth: float = 0.0  # B/s
     npus_per_node: int = 1
     nodes: int = 1
-    source: str = ""
+    source: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True)
@@ -105,3 +133,4 @@ class Platform:
     system: SystemSpec = field(default_factory=SystemSpec)
     memory: RemoteMemorySpec = field(default_factory=RemoteMemorySpec)
     comm_groups: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    compat: Compat = "default"

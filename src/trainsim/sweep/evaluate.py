@@ -36,11 +36,11 @@ def build_workload(spec: dict[str, Any], npus: int) -> list[WorkloadGraph]:
 
 def evaluate(document: dict[str, Any]) -> tuple[str, dict[str, Any], str | None]:
     """``(status, metrics, error)`` for one combination; never raises for a user's mistake."""
-    from trainsim.config.platform import platform_from_mapping
+    from trainsim.config.platform import parse_platform
     from trainsim.system.api import simulate
 
     try:
-        platform = platform_from_mapping(document["platform"], "<sweep combination>")
+        platform = parse_platform(document["platform"], "<sweep combination>")
         graphs = build_workload(document["workload"], platform.network.npus)
         result = simulate(platform, graphs, backend=document.get("backend", "congestion_unaware"), compat=document.get("compat", "default"))
     except InfeasibleError as exc:

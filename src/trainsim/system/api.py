@@ -98,7 +98,7 @@ def load_inputs(
         if comm_groups is not None:
             from trainsim.config.astra import load_comm_groups
 
-            plat = _with_groups(plat, load_comm_groups(comm_groups, plat.network.npus))
+            plat = _with_groups(plat, load_comm_groups(comm_groups, npus=plat.network.npus))
     else:
         if network is None or system is None:
             raise ConfigError(

@@ -1,0 +1,267 @@
+"""trainsim's native platform file (YAML): load, dump, JSON Schema (config layer).
+
+One file says what ASTRA-sim's four inputs say, in SI-suffixed names; the models and their
+units are in :mod:`trainsim.config.platform_models`. For example::
+
+    network:
+      dims:
+        - {topology: Ring, size: 8, bandwidth_gbps: 50, latency_ns: 500}
+    system: {endpoint_delay_ns: 10, preferred_dataset_splits: 4,
+             collective_optimization: localBWAware, local_mem_bw_gbps: 1600, all_reduce: [ring]}
+    memory: {mode: none}
+    comm_groups: {"1": [0, 1, 2, 3]}
+    compat: default
+
+``bandwidth_gbps`` is decimal GB/s (1e9 B/s, DESIGN.md "Units"); with ``compat: astra`` the
+network's ``bandwidth_gbps`` is ASTRA-sim's GB/s (2**30 B/s), so an ASTRA-sim network YAML's
+numbers can be copied unchanged, and runs reproduce ASTRA-sim's arithmetic. Validation errors
+become :class:`PlatformValidationError` (a ConfigError): its message is the first problem with
+the file, the dotted field, the value, what was expected and the YAML line; ``problems`` holds
+one ConfigError per problem.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, get_args, get_origin
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from trainsim.config.astra import cross_check, parse_comm_groups
+from trainsim.config.checks import show
+from trainsim.config.files import load_yaml_mapping, read_text, yaml_line
+from trainsim.config.platform_models import MEMORY_MODES, PlatformModel
+from trainsim.config.types import (
+    CollectiveImpl,
+    DimSpec,
+    NetworkSpec,
+    Platform,
+    RemoteMemorySpec,
+    SharedBusSpec,
+    SystemSpec,
+)
+from trainsim.errors import ConfigError
+from trainsim.units import ASTRA_GBPS, GBPS, TFLOPS
+
+
+class PlatformValidationError(ConfigError):
+    """Every problem pydantic found in a native platform file; reads as the first one.
+
+    ``problems`` holds one ConfigError per problem, each naming the file and its field."""
+
+    def __init__(self, file: str, problems: list[tuple[str | None, str]]) -> None:
+        field, detail = problems[0]
+        if len(problems) > 1:
+            others = ", ".join(f or "(top level)" for f, _ in problems[1:4])
+            detail += (
+                f" (+{len(problems) - 1} more: {others}{', ...' if len(problems) > 4 else ''})"
+            )
+        super().__init__(detail, file=file, field=field)
+        self.problems = tuple(ConfigError(d, file=file, field=f) for f, d in problems)
+
+
+def _dotted(loc: tuple[str | int, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _model_at(loc: tuple[str | int, ...]) -> type[BaseModel] | None:
+    model: type[BaseModel] = PlatformModel
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        info = model.model_fields.get(part)
+        if info is None:
+            return None
+        ann = info.annotation
+        while get_origin(ann) is list:
+            ann = get_args(ann)[0]
+        if not (isinstance(ann, type) and issubclass(ann, BaseModel)):
+            return None
+        model = ann
+    return model
+
+
+def _problem(err: Any, text: str | None) -> tuple[str | None, str]:
+    loc = tuple(p for p in err["loc"] if p != "[key]")
+    msg: str = err["msg"].removeprefix("Value error, ")
+    if err["type"] == "missing":
+        detail = "missing; expected this key"
+    elif err["type"] == "extra_forbidden":
+        parent = _model_at(loc[:-1])
+        known = ", ".join(parent.model_fields) if parent else "the documented keys"
+        detail = f"unknown key {loc[-1]!r}; expected one of {known}"
+    elif isinstance(err.get("input"), dict):
+        detail = msg
+    else:
+        detail = f"got {show(err['input'])}; {msg[:1].lower()}{msg[1:]}"
+    line = yaml_line(text, loc) if text is not None else None
+    if line is not None:
+        detail += f" (line {line})"
+    return _dotted(loc) or None, detail
+
+
+def parse_platform(data: dict[str, Any], file: str, *, text: str | None = None) -> Platform:
+    """Validate an already-parsed native platform mapping; ``text`` (the YAML) adds lines."""
+    try:
+        model = PlatformModel.model_validate(data)
+    except ValidationError as exc:
+        raise PlatformValidationError(file, [_problem(e, text) for e in exc.errors()]) from None
+    return _to_platform(model, file)
+
+
+def load_platform(path: str | Path) -> Platform:
+    """Read and validate a native platform YAML into a :class:`Platform`."""
+    return parse_platform(load_yaml_mapping(path), str(path), text=read_text(path))
+
+
+def _to_platform(m: PlatformModel, file: str) -> Platform:
+    link_unit = ASTRA_GBPS if m.compat == "astra" else GBPS
+    network = NetworkSpec(
+        dims=tuple(
+            DimSpec(d.topology, d.size, d.bandwidth_gbps * link_unit, d.latency_ns)
+            for d in m.network.dims
+        ),
+        source=file,
+    )
+    s = m.system
+    system = SystemSpec(
+        scheduling_policy=s.scheduling_policy,
+        endpoint_delay_ns=s.endpoint_delay_ns,
+        active_chunks_per_dimension=s.active_chunks_per_dimension,
+        preferred_dataset_splits=s.preferred_dataset_splits,
+        collective_optimization=s.collective_optimization,
+        local_mem_bw=s.local_mem_bw_gbps * GBPS,
+        implementations=CollectiveImpl(
+            all_reduce=tuple(s.all_reduce),
+            all_gather=tuple(s.all_gather),
+            reduce_scatter=tuple(s.reduce_scatter),
+            all_to_all=tuple(s.all_to_all),
+            custom={str(k): v for k, v in s.custom_collectives.items()},
+            per_node_custom=s.per_node_custom_implementation,
+        ),
+        inter_dimension_scheduling=s.inter_dimension_scheduling,
+        intra_dimension_scheduling=s.intra_dimension_scheduling,
+        roofline_enabled=s.roofline_enabled,
+        peak_perf=s.peak_perf_tflops * TFLOPS,
+        boost_mode=s.boost_mode,
+        trace_enabled=s.trace_enabled,
+        replay_only=s.replay_only,
+        track_local_mem=s.track_local_mem,
+        local_mem_trace_filename=s.local_mem_trace_filename,
+        shared_bus=SharedBusSpec(**s.shared_bus.model_dump()),
+        source=file,
+    )
+    mem = m.memory
+    memory = RemoteMemorySpec(
+        mode=MEMORY_MODES[mem.mode],  # type: ignore[arg-type]
+        latency_ns=mem.latency_ns,
+        bandwidth=mem.bandwidth_gbps * GBPS,
+        npus_per_node=mem.npus_per_node,
+        nodes=mem.nodes,
+        source=file,
+    )
+    groups = parse_comm_groups(dict(m.comm_groups), file, npus=network.npus, prefix="comm_groups.")
+    platform = Platform(network, system, memory, groups, compat=m.compat)
+    cross_check(platform, native=True)
+    return platform
+
+
+def _in_unit(value: float, unit: float) -> float:
+    """``value / unit``, moved by up to 4 ulps so that multiplying back gives ``value`` exactly
+    when some neighbour does (the loader multiplies by ``unit``)."""
+    x = value / unit
+    up = down = x
+    for _ in range(5):
+        for cand in (up, down):
+            if cand * unit == value:
+                return cand
+        up, down = math.nextafter(up, math.inf), math.nextafter(down, -math.inf)
+    return x
+
+
+def platform_to_dict(p: Platform) -> dict[str, Any]:
+    """The native-file mapping for ``p`` (every field written out)."""
+    link_unit = ASTRA_GBPS if p.compat == "astra" else GBPS
+    s, mem = p.system, p.memory
+    impl = s.implementations
+    mode = {v: k for k, v in MEMORY_MODES.items()}[mem.mode]
+    return {
+        "compat": p.compat,
+        "network": {
+            "dims": [
+                {
+                    "topology": d.kind,
+                    "size": d.size,
+                    "bandwidth_gbps": _in_unit(d.bandwidth, link_unit),
+                    "latency_ns": d.latency_ns,
+                }
+                for d in p.network.dims
+            ]
+        },
+        "system": {
+            "scheduling_policy": s.scheduling_policy,
+            "endpoint_delay_ns": s.endpoint_delay_ns,
+            "active_chunks_per_dimension": s.active_chunks_per_dimension,
+            "preferred_dataset_splits": s.preferred_dataset_splits,
+            "collective_optimization": s.collective_optimization,
+            "local_mem_bw_gbps": _in_unit(s.local_mem_bw, GBPS),
+            "all_reduce": list(impl.all_reduce),
+            "all_gather": list(impl.all_gather),
+            "reduce_scatter": list(impl.reduce_scatter),
+            "all_to_all": list(impl.all_to_all),
+            "custom_collectives": dict(impl.custom),
+            "per_node_custom_implementation": impl.per_node_custom,
+            "inter_dimension_scheduling": s.inter_dimension_scheduling,
+            "intra_dimension_scheduling": s.intra_dimension_scheduling,
+            "roofline_enabled": s.roofline_enabled,
+            "peak_perf_tflops": _in_unit(s.peak_perf, TFLOPS),
+            "boost_mode": s.boost_mode,
+            "trace_enabled": s.trace_enabled,
+            "replay_only": s.replay_only,
+            "track_local_mem": s.track_local_mem,
+            "local_mem_trace_filename": s.local_mem_trace_filename,
+            "shared_bus": {
+                "enabled": s.shared_bus.enabled,
+                "latency_ns": s.shared_bus.latency_ns,
+                "overhead_ns": s.shared_bus.overhead_ns,
+                "gap_ns": s.shared_bus.gap_ns,
+                "gap_per_byte_ns": s.shared_bus.gap_per_byte_ns,
+                "local_reduction_delay_ns": s.shared_bus.local_reduction_delay_ns,
+            },
+        },
+        "memory": {
+            "mode": mode,
+            "latency_ns": mem.latency_ns,
+            "bandwidth_gbps": _in_unit(mem.bandwidth, GBPS),
+            "nodes": mem.nodes,
+            "npus_per_node": mem.npus_per_node,
+        },
+        "comm_groups": {gid: list(members) for gid, members in p.comm_groups.items()},
+    }
+
+
+def dump_platform(platform: Platform) -> str:
+    """The native YAML for ``platform``, every field written out.
+
+    :func:`load_platform` reads it back to an equal object whenever the bandwidths came from a
+    file. A bandwidth set in code (an optimizer's) may come back one ulp away: the file says
+    GB/s, and not every float in B/s is some float in GB/s times 1e9."""
+    unit = "ASTRA-sim GB/s (2**30 B/s)" if platform.compat == "astra" else "GB/s (1e9 B/s)"
+    header = (
+        f"# trainsim platform; network bandwidth_gbps in {unit}, other *_gbps in GB/s (1e9 B/s)\n"
+    )
+    body = yaml.safe_dump(platform_to_dict(platform), sort_keys=False, default_flow_style=None)
+    return header + body
+
+
+def platform_json_schema() -> dict[str, Any]:
+    """JSON Schema (draft 2020-12) of the native platform file, for editors."""
+    schema = PlatformModel.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "trainsim platform"
+    return schema

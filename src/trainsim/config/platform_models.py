@@ -1,0 +1,175 @@
+"""The pydantic models of trainsim's native platform YAML (config layer; see ``platform.py``).
+
+Field names carry their units (DESIGN.md, "Units"): ``*_gbps`` is GB/s, ``*_ns`` nanoseconds,
+``*_tflops`` TFLOP/s. GB/s is decimal (1e9 B/s) unless the file says ``compat: astra``, in
+which case network ``bandwidth_gbps`` is ASTRA-sim's 2**30 B/s (memory bandwidths are decimal
+in ASTRA-sim too, so they do not change). Every model forbids unknown keys and coerces nothing
+(``strict``): ``"8"`` is not 8 and ``1`` is not ``true``. Defaults are those of
+:class:`~trainsim.config.types.SystemSpec` and :class:`~trainsim.config.types.RemoteMemorySpec`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
+
+from trainsim.config.astra_system import impl_name_problem
+from trainsim.config.types import RemoteMemorySpec, SharedBusSpec, SystemSpec
+from trainsim.units import GBPS, TFLOPS
+
+_SYS = SystemSpec()
+_BUS = SharedBusSpec()
+_MEM = RemoteMemorySpec()
+
+NonNeg = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+Count = Annotated[int, Field(ge=1)]
+
+
+def _impl_name(name: str) -> str:
+    problem = impl_name_problem(name)
+    if problem:
+        raise ValueError(f"expected {problem}")
+    return name
+
+
+ImplList = Annotated[
+    list[Annotated[str, AfterValidator(_impl_name)]],
+    Field(
+        description="Algorithm per network dimension, lowest first (ASTRA-sim names); [] = not "
+        "configured: a collective of this type is then an error"
+    ),
+]
+CollectiveName = Literal["all_reduce", "all_gather", "reduce_scatter", "all_to_all"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+class DimModel(_Model):
+    """One network dimension."""
+
+    topology: Literal["Ring", "FullyConnected", "Switch"]
+    size: int = Field(ge=2, description="NPUs in this dimension (>= 2)")
+    bandwidth_gbps: Positive = Field(description="Per-link bandwidth, GB/s")
+    latency_ns: NonNeg = Field(description="Per-hop latency, ns")
+
+
+class NetworkModel(_Model):
+    """A multi-dimensional network; rank ids vary fastest in dims[0]."""
+
+    dims: list[DimModel] = Field(min_length=1)
+
+
+class SharedBusModel(_Model):
+    """ASTRA-sim's model-shared-bus and its LogGP parameters."""
+
+    enabled: bool = _BUS.enabled
+    latency_ns: NonNeg = _BUS.latency_ns
+    overhead_ns: NonNeg = _BUS.overhead_ns
+    gap_ns: NonNeg = _BUS.gap_ns
+    gap_per_byte_ns: NonNeg = _BUS.gap_per_byte_ns
+    local_reduction_delay_ns: NonNeg = _BUS.local_reduction_delay_ns
+
+
+class SystemModel(_Model):
+    """The system layer's knobs (ASTRA-sim's system JSON, renamed with units)."""
+
+    scheduling_policy: Literal["LIFO", "FIFO", "EXPLICIT"] = _SYS.scheduling_policy
+    endpoint_delay_ns: NonNeg = _SYS.endpoint_delay_ns
+    active_chunks_per_dimension: Count = _SYS.active_chunks_per_dimension
+    preferred_dataset_splits: Count = _SYS.preferred_dataset_splits
+    collective_optimization: Literal["localBWAware", "baseline"] = _SYS.collective_optimization
+    local_mem_bw_gbps: Positive = Field(
+        default=_SYS.local_mem_bw / GBPS,
+        description="Local memory bandwidth, also the reduction bandwidth",
+    )
+    all_reduce: ImplList = list(_SYS.implementations.all_reduce)
+    all_gather: ImplList = list(_SYS.implementations.all_gather)
+    reduce_scatter: ImplList = list(_SYS.implementations.reduce_scatter)
+    all_to_all: ImplList = list(_SYS.implementations.all_to_all)
+    custom_collectives: dict[CollectiveName, str] = Field(
+        default_factory=dict, description="Collective type -> Chakra ET of a custom algorithm"
+    )
+    per_node_custom_implementation: str | None = None
+    inter_dimension_scheduling: Literal["baseline", "themis", "roundRobin"] = (
+        _SYS.inter_dimension_scheduling
+    )
+    intra_dimension_scheduling: Literal["FIFO", "SCF"] = _SYS.intra_dimension_scheduling
+    roofline_enabled: bool = _SYS.roofline_enabled
+    peak_perf_tflops: NonNeg = _SYS.peak_perf / TFLOPS
+    boost_mode: bool = _SYS.boost_mode
+    trace_enabled: bool = _SYS.trace_enabled
+    replay_only: bool = _SYS.replay_only
+    track_local_mem: bool = _SYS.track_local_mem
+    local_mem_trace_filename: str = _SYS.local_mem_trace_filename
+    shared_bus: SharedBusModel = SharedBusModel()
+
+    @model_validator(mode="after")
+    def _roofline_needs_peak(self) -> SystemModel:
+        if self.roofline_enabled and self.peak_perf_tflops <= 0:
+            raise ValueError(
+                "roofline_enabled needs peak_perf_tflops > 0: the roofline divides by it"
+            )
+        return self
+
+
+MEMORY_MODES = {
+    "none": "NO_MEMORY_EXPANSION",
+    "per_npu": "PER_NPU_MEMORY_EXPANSION",
+    "per_node": "PER_NODE_MEMORY_EXPANSION",
+    "pool": "MEMORY_POOL",
+}
+
+
+class MemoryModel(_Model):
+    """Remote / pooled memory: access time = latency + bytes / bandwidth."""
+
+    mode: Literal["none", "per_npu", "per_node", "pool"] = "none"
+    latency_ns: NonNeg = _MEM.latency_ns
+    bandwidth_gbps: NonNeg = Field(default=_MEM.bandwidth / GBPS, description="Decimal GB/s")
+    nodes: Count = _MEM.nodes
+    npus_per_node: Count = _MEM.npus_per_node
+
+    @model_validator(mode="after")
+    def _bandwidth_when_used(self) -> MemoryModel:
+        if self.mode != "none" and self.bandwidth_gbps <= 0:
+            raise ValueError(f"mode {self.mode!r} needs bandwidth_gbps > 0")
+        return self
+
+
+class PlatformModel(_Model):
+    """trainsim's native platform file: network, system, memory, communicator groups."""
+
+    compat: Literal["default", "astra"] = Field(
+        default="default",
+        description="astra: network bandwidth_gbps is ASTRA-sim's GB/s (2**30 B/s) and runs "
+        "reproduce ASTRA-sim's arithmetic; default: decimal GB/s, exact arithmetic",
+    )
+    network: NetworkModel
+    system: SystemModel = SystemModel()
+    memory: MemoryModel = MemoryModel()
+    comm_groups: dict[str, list[Annotated[int, Field(ge=0)]]] = Field(
+        default_factory=dict,
+        description='Group id (decimal) -> member NPU ids, in ring order, e.g. {"1": [0, 1]}; '
+        "ids are distinct and below the network's NPU count",
+    )
+
+    @field_validator("comm_groups", mode="before")
+    @classmethod
+    def _int_keys_as_text(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {
+                str(k) if isinstance(k, int) and not isinstance(k, bool) else k: v
+                for k, v in value.items()
+            }
+        return value
