@@ -32,7 +32,7 @@ def run_command(
     remote_memory_configuration: Path | None = typer.Option(None, "--remote-memory-configuration", help="ASTRA-sim remote-memory JSON."),
     comm_group_configuration: Path | None = typer.Option(None, "--comm-group-configuration", help="ASTRA-sim communicator-group JSON."),
     backend: str = typer.Option("congestion_unaware", "--backend", help=f"Network backend: {', '.join(BACKENDS)}."),
-    compat: str = typer.Option("default", "--compat", help=f"Arithmetic conventions: {', '.join(COMPAT_MODES)} ('astra' reproduces ASTRA-sim's numbers)."),
+    compat: str | None = typer.Option(None, "--compat", help=f"Arithmetic conventions: {', '.join(COMPAT_MODES)} ('astra' reproduces ASTRA-sim's numbers; default: astra for ASTRA-sim's files, else the platform file's)."),
     json_path: Path | None = typer.Option(None, "--json", help="Write the result as JSON to this path ('-' for stdout)."),
     trace_path: Path | None = typer.Option(None, "--trace", help="Write a Perfetto / Chrome-trace JSON timeline."),
     expand: bool = typer.Option(False, "--expand", help="In the timeline, one process per rank (default: identical ranks folded)."),

@@ -244,12 +244,13 @@ def cross_check(platform: Platform, *, native: bool = False) -> None:
 def load_astra_platform(
     network: str | Path,
     system: str | Path,
-    memory: str | Path,
+    memory: str | Path | None = None,
     comm_groups: str | Path | None = None,
 ) -> Platform:
     """Load the files of one ASTRA-sim run (the paths of its ``--network-configuration``,
     ``--system-configuration``, ``--remote-memory-configuration`` and optional
-    ``--comm-group-configuration``) and check them against each other."""
+    ``--comm-group-configuration``) and check them against each other. Without a
+    remote-memory file there is no memory expansion."""
     net = load_astra_network(network)
     groups = {}
     if comm_groups is not None and str(comm_groups) != "empty":
@@ -257,7 +258,7 @@ def load_astra_platform(
     platform = Platform(
         network=net,
         system=load_astra_system(system),
-        memory=load_astra_memory(memory),
+        memory=load_astra_memory(memory) if memory is not None else RemoteMemorySpec(),
         comm_groups=groups,
         compat="astra",
     )

@@ -51,9 +51,14 @@ def simulate(
     graphs: Sequence[WorkloadGraph],
     *,
     backend: str = "congestion_unaware",
-    compat: str = "default",
+    compat: str | None = None,
 ) -> RunResult:
-    """Run one step of ``graphs`` (one per rank) on ``platform``."""
+    """Run one step of ``graphs`` (one per rank) on ``platform``.
+
+    ``compat`` ``"astra"`` reproduces ASTRA-sim's arithmetic (whole-ns truncations, integer
+    memory bandwidth, ...); ``"default"`` is exact. ``None`` takes the platform's own mode
+    (``"astra"`` for ASTRA-sim's input files)."""
+    compat = compat or platform.compat
     compat_astra = _check_compat(compat)
     npus = platform.network.npus
     if len(graphs) != npus:
@@ -134,7 +139,7 @@ def run(
     memory: str | Path | None = None,
     comm_groups: str | Path | None = None,
     backend: str = "congestion_unaware",
-    compat: str = "default",
+    compat: str | None = None,
 ) -> dict[str, Any]:
     """Simulate and return ``{"makespan_s": .., "ranks": [{"rank", "finish_s", "compute_s",
     "comm_s", "exposed_comm_s", ...}, ...]}``."""

@@ -1,0 +1,2 @@
+"""Optimizers: bandwidth allocation per network dimension (LIBRA), parallelization and
+cluster-design search (DESIGN.md, optimize layer)."""
