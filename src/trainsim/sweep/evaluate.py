@@ -16,22 +16,24 @@ METRICS = ("makespan_s", "finish_min_s", "compute_mean_s", "comm_mean_s", "expos
 
 
 def build_workload(spec: dict[str, Any], npus: int) -> list[WorkloadGraph]:
-    """Rank graphs from a workload mapping (one key: collective, data_parallel or chakra)."""
+    """Rank graphs from a workload mapping (one key: collective, data_parallel, shift or chakra)."""
     from trainsim.workload import micro
 
     if len(spec) != 1:
-        raise ConfigError(f"workload needs exactly one of collective, data_parallel, chakra; got {sorted(spec)}", field="workload")
+        raise ConfigError(f"workload needs exactly one of collective, data_parallel, shift, chakra; got {sorted(spec)}", field="workload")
     kind, args = next(iter(spec.items()))
     if kind == "collective":
         dims = args.get("involved_dim")
         return micro.collective_workload(npus, args["type"], int(args["size_bytes"]), involved_dim=tuple(dims) if dims else None)
     if kind == "data_parallel":
         return micro.data_parallel_workload(npus, int(args["layers"]), int(args["allreduce_bytes"]), **{k: float(v) for k, v in args.items() if k in ("forward_s", "backward_s")})
+    if kind == "shift":
+        return micro.shift_workload(npus, int(args["size_bytes"]), steps=int(args.get("steps", 1)), distance=int(args.get("distance", 1)))
     if kind == "chakra":
         from trainsim.workload.chakra import read_workload
 
         return read_workload(str(args), npus)
-    raise ConfigError(f"unknown workload kind {kind!r}; expected collective, data_parallel or chakra", field="workload")
+    raise ConfigError(f"unknown workload kind {kind!r}; expected collective, data_parallel, shift or chakra", field="workload")
 
 
 def evaluate(document: dict[str, Any]) -> tuple[str, dict[str, Any], str | None]:
@@ -42,7 +44,7 @@ def evaluate(document: dict[str, Any]) -> tuple[str, dict[str, Any], str | None]
     try:
         platform = parse_platform(document["platform"], "<sweep combination>")
         graphs = build_workload(document["workload"], platform.network.npus)
-        result = simulate(platform, graphs, backend=document.get("backend", "congestion_unaware"), compat=document.get("compat", "default"))
+        result = simulate(platform, graphs, backend=document.get("backend", "congestion_unaware"), compat=document.get("compat"))
     except InfeasibleError as exc:
         return "infeasible", {}, str(exc)
     except (TrainsimError, KeyError, ValueError, TypeError) as exc:

@@ -92,7 +92,7 @@ class BaseSpec(_Strict):
     platform: str | dict[str, Any] = Field(description="native platform YAML path (relative to the sweep file) or an inline mapping")
     workload: dict[str, Any] = Field(description="workload mapping: {collective: {...}}, {data_parallel: {...}} or {chakra: PREFIX}")
     backend: str = "congestion_unaware"
-    compat: str = "default"
+    compat: str | None = None
 
 
 class SweepSpec(_Strict):

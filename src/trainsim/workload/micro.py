@@ -82,3 +82,20 @@ def data_parallel_workload(
         b.add(node, NodeType.COMM_COLL_NODE, f"allreduce_{layer}", comm_type=int(CommType.ALL_REDUCE), comm_size=allreduce_bytes, data_deps=[bwd])
         node += 1
     return replicate(b.build(), npus)
+
+
+def shift_workload(npus: int, size_bytes: int, *, steps: int = 1, distance: int = 1) -> list[WorkloadGraph]:
+    """Every rank sends ``size_bytes`` to rank ``+distance`` and receives from ``-distance``,
+    ``steps`` times in sequence (a neighbour exchange made of SEND/RECV nodes)."""
+    if npus < 2 or steps < 1 or size_bytes <= 0:
+        raise ConfigError(f"shift needs npus >= 2, steps >= 1, size > 0; got npus={npus}, steps={steps}, size={size_bytes}", field="workload.shift")
+    graphs = []
+    for rank in range(npus):
+        b = GraphBuilder(source="<shift microbenchmark>", rank=rank)
+        prev: list[int] = []
+        for step in range(steps):
+            send = b.add(2 * step, NodeType.COMM_SEND_NODE, f"send_{step}", comm_dst=(rank + distance) % npus, comm_tag=step, comm_size=size_bytes, data_deps=prev)
+            recv = b.add(2 * step + 1, NodeType.COMM_RECV_NODE, f"recv_{step}", comm_src=(rank - distance) % npus, comm_tag=step, comm_size=size_bytes, data_deps=prev)
+            prev = [send, recv]
+        graphs.append(b.build())
+    return graphs

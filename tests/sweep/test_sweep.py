@@ -1,0 +1,104 @@
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from trainsim.errors import ConfigError
+from trainsim.sweep import load_sweep
+from trainsim.sweep.results import load_results
+from trainsim.sweep.runner import run_sweep
+from trainsim.sweep.store import SweepStore
+
+from .conftest import write_spec
+
+
+def test_expansion_filter_and_stable_keys(tmp_path):
+    spec = load_sweep(write_spec(tmp_path / "s.yaml", bws=(10, 20), sizes=(1, 2, 3), filter="size != 2"))
+    combos = list(spec.combinations())
+    assert [c[0] for c in combos] == [{"bw": 10, "size": 1}, {"bw": 10, "size": 3}, {"bw": 20, "size": 1}, {"bw": 20, "size": 3}]
+    assert combos[0][1]["platform"]["network"]["dims"][0]["bandwidth_gbps"] == 10
+
+
+def test_results_and_resume(tmp_path, spec_file):
+    spec = load_sweep(spec_file)
+    with SweepStore(tmp_path / "a.sqlite") as store:
+        first = run_sweep(spec, store, jobs=1)
+        again = run_sweep(spec, store, jobs=1)
+        assert first.ran == 50 and first.statuses == {"ok": 50}
+        assert again.ran == 0 and again.skipped == 50
+        assert store.count() == 50
+    frame = load_results(tmp_path / "a.sqlite")
+    # more bandwidth is never slower
+    for size, part in frame.groupby("size"):
+        times = part.sort_values("bw")["makespan_s"].tolist()
+        assert times == sorted(times, reverse=True), size
+
+
+def test_bad_sweep_files_name_the_field(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("base: {platform: {}, workload: {shift: {size_bytes: 1}}}\naxes: [{field: x, values: []}]\n")
+    with pytest.raises(ConfigError, match="axes"):
+        load_sweep(bad)
+    bad.write_text("base: {platform: {}, workload: {}}\nbogus: 1\n")
+    with pytest.raises(ConfigError, match="bogus"):
+        load_sweep(bad)
+    spec = write_spec(tmp_path / "f.yaml", filter="nope > 1")
+    with pytest.raises(ConfigError, match="'nope', which is not an axis"):
+        list(load_sweep(spec).combinations())
+
+
+def test_invalid_combination_is_recorded_not_a_crash(tmp_path):
+    spec = load_sweep(write_spec(tmp_path / "s.yaml", bws=(-5, 10), sizes=(8,), filter="bw != 0"))
+    with SweepStore(tmp_path / "s.sqlite") as store:
+        summary = run_sweep(spec, store, jobs=1)
+        assert summary.statuses == {"error": 1, "ok": 1}
+        rows = {r["bw"]: r for r in store.rows()}
+    assert "bandwidth" in rows[-5]["error"]
+
+
+def _cli(*args, **kw):
+    return subprocess.Popen([sys.executable, "-m", "trainsim.cli.main", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+
+
+def test_sigkill_halfway_then_resume_counts_each_combination_once(tmp_path):
+    spec = write_spec(tmp_path / "k.yaml", sizes=tuple(range(1, 101)), bws=(50, 100), steps=80)
+    store_path = tmp_path / "k.sqlite"
+    reference = tmp_path / "ref.sqlite"
+    with SweepStore(reference) as store:
+        run_sweep(load_sweep(spec), store, jobs=1)
+    proc = _cli("sweep", str(spec), "--store", str(store_path), "--jobs", "2", "--quiet")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if store_path.exists():
+            with SweepStore(store_path) as s:
+                if s.count() >= 40:
+                    break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    with SweepStore(store_path) as s:
+        partial = s.count()
+    assert 0 < partial < 200
+    rerun = _cli("sweep", str(spec), "--store", str(store_path), "--jobs", "2")
+    out, err = rerun.communicate(timeout=120)
+    assert rerun.returncode == 0, err
+    assert "already in" in out
+    got = {r["key"]: r["makespan_s"] for r in load_results(store_path).to_dict("records")}
+    want = {r["key"]: r["makespan_s"] for r in load_results(reference).to_dict("records")}
+    assert got == want
+
+
+def test_show_export_and_plot(tmp_path, spec_file):
+    store = tmp_path / "p.sqlite"
+    with SweepStore(store) as s:
+        run_sweep(load_sweep(spec_file), s, jobs=1)
+    show = _cli("sweep", "show", str(store), "--export", str(tmp_path / "out.csv"), "--top", "3")
+    out, err = show.communicate(timeout=60)
+    assert show.returncode == 0, err
+    assert (tmp_path / "out.csv").read_text().count("\n") == 51
+    plot = _cli("sweep", "plot", str(store), "--x", "size", "--y", "makespan_s", "--hue", "bw", "--out", str(tmp_path / "p.png"), "--logx")
+    _, err = plot.communicate(timeout=60)
+    assert plot.returncode == 0, err
+    assert (tmp_path / "p.png").read_bytes()[:4] == b"\x89PNG"
