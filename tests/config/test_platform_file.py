@@ -8,6 +8,7 @@ import json
 import math
 from pathlib import Path
 
+import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -16,6 +17,7 @@ from trainsim.cli.main import main
 from trainsim.config.astra import load_astra_platform
 from trainsim.config.platform import dump_platform, load_platform, platform_json_schema
 from trainsim.config.types import DimSpec, NetworkSpec, Platform, RemoteMemorySpec, SystemSpec
+from trainsim.errors import ConfigError
 
 NATIVE = """\
 network:
@@ -249,7 +251,7 @@ def test_json_schema_describes_the_file():
     dim = schema["$defs"]["DimModel"]
     assert dim["additionalProperties"] is False
     assert dim["properties"]["size"]["minimum"] == 2
-    assert dim["properties"]["topology"]["enum"] == ["Ring", "FullyConnected", "Switch"]
+    assert dim["properties"]["topology"]["enum"] == ["Ring", "FullyConnected", "Switch", "Mesh"]
     assert "bandwidth_gbps" in dim["required"]
     json.dumps(schema)
 
@@ -260,3 +262,28 @@ def test_schema_command_prints_the_schema(capsys, tmp_path):
     out = tmp_path / "platform.schema.json"
     assert main(["schema", "--out", str(out)]) == 0
     assert json.loads(out.read_text()) == platform_json_schema()
+
+
+def test_fabrics_in_the_native_file(tmp_path):
+    from trainsim.config.platform import dump_platform, load_platform
+
+    (tmp_path / "g.txt").write_text("0 2 100 5\n1 2 100 5\n")
+    path = tmp_path / "p.yaml"
+    path.write_text(
+        "network:\n  dims: [{topology: Switch, size: 2, bandwidth_gbps: 100, latency_ns: 5}]\n"
+        "  fabric: {kind: graph, file: g.txt}\n"
+    )
+    plat = load_platform(path)
+    assert plat.network.fabric.file == str(tmp_path / "g.txt")
+    path.write_text(
+        "network:\n  dims: [{topology: Switch, size: 8, bandwidth_gbps: 100, latency_ns: 5}]\n"
+        "  fabric: {kind: leaf_spine, hosts_per_leaf: 4, spines: 2, oversubscription: 2, bandwidth_gbps: 100}\n"
+    )
+    plat = load_platform(path)
+    assert plat.network.fabric.oversubscription == 2
+    again = tmp_path / "again.yaml"
+    again.write_text(dump_platform(plat))
+    assert load_platform(again) == plat
+    path.write_text("network:\n  dims: [{topology: Switch, size: 8, bandwidth_gbps: 1, latency_ns: 5}]\n  fabric: {kind: leaf_spine}\n")
+    with pytest.raises(ConfigError, match="leaf_spine needs hosts_per_leaf"):
+        load_platform(path)

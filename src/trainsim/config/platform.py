@@ -32,10 +32,11 @@ from pydantic import BaseModel, ValidationError
 from trainsim.config.astra import cross_check, parse_comm_groups
 from trainsim.config.checks import show
 from trainsim.config.files import load_yaml_mapping, read_text, yaml_line
-from trainsim.config.platform_models import MEMORY_MODES, PlatformModel
+from trainsim.config.platform_models import MEMORY_MODES, FabricModel, PlatformModel
 from trainsim.config.types import (
     CollectiveImpl,
     DimSpec,
+    FabricSpec,
     NetworkSpec,
     Platform,
     RemoteMemorySpec,
@@ -127,6 +128,7 @@ def _to_platform(m: PlatformModel, file: str) -> Platform:
             for d in m.network.dims
         ),
         source=file,
+        fabric=_fabric(m.network.fabric, file),
     )
     s = m.system
     system = SystemSpec(
@@ -171,6 +173,32 @@ def _to_platform(m: PlatformModel, file: str) -> Platform:
     return platform
 
 
+def _fabric(f: FabricModel | None, file: str) -> FabricSpec | None:
+    if f is None:
+        return None
+    graph_file = f.file
+    if graph_file and not Path(graph_file).is_absolute() and file and not file.startswith("<"):
+        graph_file = str(Path(file).parent / graph_file)
+    return FabricSpec(
+        kind=f.kind,
+        hosts_per_leaf=f.hosts_per_leaf,
+        spines=f.spines,
+        oversubscription=f.oversubscription,
+        bandwidth=f.bandwidth_gbps * GBPS,
+        latency_ns=f.latency_ns,
+        file=graph_file,
+    )
+
+
+def _fabric_dict(f: FabricSpec) -> dict[str, Any]:
+    out: dict[str, Any] = {"kind": f.kind, "latency_ns": f.latency_ns}
+    if f.kind == "leaf_spine":
+        out.update(hosts_per_leaf=f.hosts_per_leaf, spines=f.spines, oversubscription=f.oversubscription, bandwidth_gbps=_in_unit(f.bandwidth, GBPS))
+    else:
+        out["file"] = f.file
+    return out
+
+
 def _in_unit(value: float, unit: float) -> float:
     """``value / unit``, moved by up to 4 ulps so that multiplying back gives ``value`` exactly
     when some neighbour does (the loader multiplies by ``unit``)."""
@@ -201,7 +229,8 @@ def platform_to_dict(p: Platform) -> dict[str, Any]:
                     "latency_ns": d.latency_ns,
                 }
                 for d in p.network.dims
-            ]
+            ],
+            **({"fabric": _fabric_dict(p.network.fabric)} if p.network.fabric else {}),
         },
         "system": {
             "scheduling_policy": s.scheduling_policy,

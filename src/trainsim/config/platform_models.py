@@ -58,16 +58,41 @@ class _Model(BaseModel):
 class DimModel(_Model):
     """One network dimension."""
 
-    topology: Literal["Ring", "FullyConnected", "Switch"]
+    topology: Literal["Ring", "FullyConnected", "Switch", "Mesh"] = Field(
+        description="Ring (a torus dimension), FullyConnected, Switch, or Mesh (a line, no wrap-around)"
+    )
     size: int = Field(ge=2, description="NPUs in this dimension (>= 2)")
     bandwidth_gbps: Positive = Field(description="Per-link bandwidth, GB/s")
     latency_ns: NonNeg = Field(description="Per-hop latency, ns")
+
+
+class FabricModel(_Model):
+    """A physical fabric under the logical dims: leaf_spine (a two-level Clos / fat-tree with
+    an oversubscription ratio, ECMP routing) or graph (an edge list or GraphML file, shortest
+    paths). Used by the congestion_aware and flow backends."""
+
+    kind: Literal["leaf_spine", "graph"]
+    hosts_per_leaf: int = Field(0, ge=0)
+    spines: int = Field(0, ge=0)
+    oversubscription: Positive = 1.0
+    bandwidth_gbps: NonNeg = Field(0.0, description="Host link bandwidth, GB/s (leaf_spine)")
+    latency_ns: NonNeg = 0.0
+    file: str = Field("", description="Edge list ('a b bandwidth_gbps latency_ns' lines) or GraphML, for kind graph")
+
+    @model_validator(mode="after")
+    def _complete(self) -> FabricModel:
+        if self.kind == "leaf_spine" and (self.hosts_per_leaf < 1 or self.spines < 1 or self.bandwidth_gbps <= 0):
+            raise ValueError("leaf_spine needs hosts_per_leaf >= 1, spines >= 1 and bandwidth_gbps > 0")
+        if self.kind == "graph" and not self.file:
+            raise ValueError("graph needs file (an edge list or GraphML path)")
+        return self
 
 
 class NetworkModel(_Model):
     """A multi-dimensional network; rank ids vary fastest in dims[0]."""
 
     dims: list[DimModel] = Field(min_length=1)
+    fabric: FabricModel | None = None
 
 
 class SharedBusModel(_Model):

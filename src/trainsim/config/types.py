@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Literal
 
-TopologyKind = Literal["Ring", "FullyConnected", "Switch"]
+TopologyKind = Literal["Ring", "FullyConnected", "Switch", "Mesh"]
 Compat = Literal["default", "astra"]
 """``astra``: the numbers are ASTRA-sim's (network "GB/s" = 2**30 B/s) and a run reproduces its
 arithmetic (whole-ns truncation, uint64 remote-memory bandwidth); ``default``: decimal units,
@@ -36,11 +36,28 @@ class DimSpec:
 
 
 @dataclass(frozen=True)
+class FabricSpec:
+    """A physical fabric under the logical dimensions: a leaf-spine Clos or a user graph.
+
+    With a fabric, ``NetworkSpec.dims`` is the logical view the collectives use, and the
+    congestion-aware and flow backends route messages over the fabric's links."""
+
+    kind: Literal["leaf_spine", "graph"]
+    hosts_per_leaf: int = 0
+    spines: int = 0
+    oversubscription: float = 1.0
+    bandwidth: float = 0.0  # B/s per host link
+    latency_ns: float = 0.0  # per link
+    file: str = ""  # edge list or GraphML, for kind "graph"
+
+
+@dataclass(frozen=True)
 class NetworkSpec:
     """A multi-dimensional network; rank ids vary fastest in dimension 0."""
 
     dims: tuple[DimSpec, ...]
     source: str = field(default="", compare=False)  # provenance only
+    fabric: FabricSpec | None = None
 
     @property
     def npus(self) -> int:

@@ -21,7 +21,8 @@ from typing import Any
 
 from trainsim.config.types import NetworkSpec
 from trainsim.engine import EventQueue
-from trainsim.topology.graph import LinkGraph, MultiDimGraph
+from trainsim.topology.fabrics import build_graph
+from trainsim.topology.graph import LinkGraph
 
 # A message in flight: [route, hop index, nbytes, on_arrival, arg]
 Message = list[Any]
@@ -41,9 +42,7 @@ class CongestionAwareNetwork:
         if graph is None:
             if spec is None:
                 raise ValueError("give a NetworkSpec or a LinkGraph")
-            graph = MultiDimGraph(
-                [d.kind for d in spec.dims], [d.size for d in spec.dims], [d.bandwidth for d in spec.dims], [d.latency_ns for d in spec.dims]
-            )
+            graph = build_graph(spec)
         self.graph = graph
         self.queue = queue
         self.compat_astra = compat_astra

@@ -21,7 +21,8 @@ import numpy as np
 from trainsim.config.types import NetworkSpec
 from trainsim.engine import EventQueue
 from trainsim.network.maxmin import max_min_rates
-from trainsim.topology.graph import LinkGraph, MultiDimGraph
+from trainsim.topology.fabrics import build_graph
+from trainsim.topology.graph import LinkGraph
 
 _EPS_BYTES = 1e-6
 
@@ -33,7 +34,7 @@ class FlowNetwork:
         if graph is None:
             if spec is None:
                 raise ValueError("give a NetworkSpec or a LinkGraph")
-            graph = MultiDimGraph([d.kind for d in spec.dims], [d.size for d in spec.dims], [d.bandwidth for d in spec.dims], [d.latency_ns for d in spec.dims])
+            graph = build_graph(spec)
         self.graph = graph
         self.queue = queue
         self.compat_astra = compat_astra

@@ -16,6 +16,7 @@ import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import dijkstra
 
+from trainsim.config.types import NetworkSpec
 from trainsim.errors import ConfigError
 from trainsim.topology.graph import LinkGraph
 
@@ -161,3 +162,15 @@ def _graphml_edges(text: str, source: str) -> list[tuple[int, int, float, float]
         except (KeyError, ValueError):
             raise ConfigError(f"edge {edge.get('source')} - {edge.get('target')}: needs integer node ids and a bandwidth_gbps value", file=source) from None
     return edges
+
+
+def build_graph(spec: NetworkSpec) -> LinkGraph:
+    """The physical graph of a network: its fabric when it has one, else its dimensions."""
+    from trainsim.topology.graph import MultiDimGraph
+
+    fabric = spec.fabric
+    if fabric is None:
+        return MultiDimGraph([d.kind for d in spec.dims], [d.size for d in spec.dims], [d.bandwidth for d in spec.dims], [d.latency_ns for d in spec.dims])
+    if fabric.kind == "leaf_spine":
+        return leaf_spine(spec.npus, fabric.hosts_per_leaf, fabric.spines, fabric.bandwidth, fabric.latency_ns, oversubscription=fabric.oversubscription)
+    return load_edge_list(fabric.file, spec.npus)

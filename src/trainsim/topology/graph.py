@@ -18,9 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from trainsim.topology.multidim import FULLY_CONNECTED, RING, SWITCH, MultiDimTopology
-
-MESH = "Mesh"
+from trainsim.topology.multidim import FULLY_CONNECTED, MESH, RING, SWITCH, MultiDimTopology
 
 
 @dataclass
@@ -60,8 +58,7 @@ class MultiDimGraph(LinkGraph):
     """A :class:`LinkGraph` of a multi-dimensional network, with dimension-order routing."""
 
     def __init__(self, kinds: Sequence[str], sizes: Sequence[int], bandwidth: Sequence[float], latency_ns: Sequence[float]) -> None:
-        coords_kinds = [RING if k == MESH else k for k in kinds]
-        self.topology = MultiDimTopology(coords_kinds, sizes)
+        self.topology = MultiDimTopology(kinds, sizes)
         self.kinds = tuple(kinds)
         super().__init__(npus=self.topology.npus, devices=self.topology.npus)
         self._switch_of: dict[tuple[int, int], int] = {}  # (dim, group base rank) -> switch device

@@ -4,7 +4,8 @@ Rank addressing follows ASTRA-sim: rank ``r`` has coordinate ``(r // stride[d]) 
 dimension ``d``, with dimension 0 varying fastest (``stride[0] = 1``). A point-to-point message
 travels on the first dimension in which source and destination differ
 (reference-results/README.md). Hop counts per block (astra-sim-semantics.md A2): Ring, the
-shorter way round (links are bidirectional); Switch, 2 (up and down); FullyConnected, 1.
+shorter way round (links are bidirectional); Switch, 2 (up and down); FullyConnected, 1; and
+Mesh (a line without wrap-around, trainsim's), the coordinate distance.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from collections.abc import Sequence
 RING = "Ring"
 SWITCH = "Switch"
 FULLY_CONNECTED = "FullyConnected"
-KINDS = (RING, SWITCH, FULLY_CONNECTED)
+MESH = "Mesh"
+KINDS = (RING, SWITCH, FULLY_CONNECTED, MESH)
 
 
 class MultiDimTopology:
@@ -65,6 +67,8 @@ class MultiDimTopology:
             return min(dist, self.sizes[dim] - dist)
         if kind == SWITCH:
             return 2
+        if kind == MESH:
+            return abs(a - b)
         return 1
 
     def dim_peers(self, rank: int, dim: int) -> list[int]:
