@@ -30,6 +30,8 @@ class AnalyticalNetwork:
         self._latency_ns = tuple(d.latency_ns for d in spec.dims)
         self.bytes_sent = 0
         self.messages_sent = 0
+        # (start ns, end ns, dim, bytes) of every message when not None (for utilization)
+        self.transfers: list[tuple[float, float, int, int]] | None = None
 
     def delay_ns(self, src: int, dst: int, nbytes: int) -> float:
         dim = self.topology.first_diff_dim(src, dst)
@@ -43,4 +45,12 @@ class AnalyticalNetwork:
     ) -> None:
         self.bytes_sent += nbytes
         self.messages_sent += 1
-        self.queue.schedule(self.delay_ns(src, dst, nbytes), on_arrival, arg)
+        delay = self.delay_ns(src, dst, nbytes)
+        if self.transfers is not None and nbytes:
+            now = self.queue.now
+            self.transfers.append((now, now + delay, self.topology.first_diff_dim(src, dst), nbytes))
+        self.queue.schedule(delay, on_arrival, arg)
+
+    def dim_capacity(self) -> list[float]:
+        """Injection capacity of each dimension, B/ns: every NPU's bandwidth into it."""
+        return [self.topology.npus * bpn for bpn in self._bytes_per_ns]

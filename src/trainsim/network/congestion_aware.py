@@ -56,6 +56,8 @@ class CongestionAwareNetwork:
         self.link_peak_queue = [0] * n
         self.bytes_sent = 0
         self.messages_sent = 0
+        # (start ns, end ns, dim, bytes) of every link transmission when not None
+        self.transfers: list[tuple[float, float, int, int]] | None = None
 
     def delay_ns(self, src: int, dst: int, nbytes: int) -> float:
         """Uncontended time: one serialization and latency per link (store and forward)."""
@@ -97,6 +99,9 @@ class CongestionAwareNetwork:
         self._busy[link] = True
         self.link_bytes[link] += nbytes
         self.link_busy_ns[link] += busy
+        if self.transfers is not None:
+            now = self.queue.now
+            self.transfers.append((now, now + busy, self.graph.link_dim[link], nbytes))
         schedule = self.queue.schedule
         schedule(arrival, self._arrive, msg)  # arrival is scheduled before the link frees (G10)
         schedule(busy, self._free, link)
@@ -115,6 +120,10 @@ class CongestionAwareNetwork:
         else:
             msg[3](msg[4])
 
+    def dim_capacity(self) -> list[float]:
+        """Summed bandwidth of the links of each dimension, B/ns."""
+        return _dim_capacity(self.graph)
+
     def link_stats(self) -> list[dict[str, Any]]:
         """Per-link bytes carried, busy time (s) and peak queue length."""
         g = self.graph
@@ -130,3 +139,12 @@ class CongestionAwareNetwork:
             }
             for i in range(g.links)
         ]
+
+
+def _dim_capacity(graph: LinkGraph) -> list[float]:
+    dims = max(graph.link_dim, default=-1) + 1
+    out = [0.0] * dims
+    for dim, bw in zip(graph.link_dim, graph.bandwidth, strict=True):
+        if dim >= 0:
+            out[dim] += bw / 1e9
+    return out

@@ -20,6 +20,7 @@ import numpy as np
 
 from trainsim.config.types import NetworkSpec
 from trainsim.engine import EventQueue
+from trainsim.network.congestion_aware import _dim_capacity
 from trainsim.network.maxmin import max_min_rates
 from trainsim.topology.fabrics import build_graph
 from trainsim.topology.graph import LinkGraph
@@ -44,7 +45,7 @@ class FlowNetwork:
         self._routes: list[tuple[int, ...]] = []
         self._remaining: list[float] = []
         self._rate = np.zeros(0)
-        self._done: list[tuple[Callable[[Any], None], Any, float]] = []
+        self._done: list[tuple[Callable[[Any], None], Any, float, float, int]] = []
         self._last_ns = 0.0
         self._version = 0
         self._recompute_pending = False
@@ -52,6 +53,8 @@ class FlowNetwork:
         self.bytes_sent = 0
         self.messages_sent = 0
         self.recomputations = 0
+        # (start ns, end ns, dim, bytes) per flow and link crossed, when not None
+        self.transfers: list[tuple[float, float, int, int]] | None = None
 
     def delay_ns(self, src: int, dst: int, nbytes: int) -> float:
         route = self.graph.route(src, dst)  # type: ignore[attr-defined]
@@ -74,8 +77,12 @@ class FlowNetwork:
         self._routes.append(route)
         self._remaining.append(float(nbytes))
         self._rate = np.append(self._rate, 0.0)
-        self._done.append((on_arrival, arg, latency))
+        self._done.append((on_arrival, arg, latency, self.queue.now, nbytes))
         self._request_recompute()
+
+    def dim_capacity(self) -> list[float]:
+        """Summed bandwidth of the links of each dimension, B/ns."""
+        return _dim_capacity(self.graph)
 
     # -- internals ----------------------------------------------------------------------
 
@@ -123,8 +130,11 @@ class FlowNetwork:
         if not finished.any():
             return
         keep = ~finished
+        now = self.queue.now
         for idx in np.flatnonzero(finished).tolist():
-            on_arrival, arg, latency = self._done[idx]
+            on_arrival, arg, latency, start, nbytes = self._done[idx]
+            if self.transfers is not None:
+                self.transfers.extend((start, now, self.graph.link_dim[link], nbytes) for link in self._routes[idx])
             self.queue.schedule(latency, on_arrival, arg)
         self._routes = [r for r, k in zip(self._routes, keep.tolist(), strict=True) if k]
         self._done = [d for d, k in zip(self._done, keep.tolist(), strict=True) if k]
