@@ -46,7 +46,6 @@ from collections.abc import Sequence
 
 from trainsim.enums import CommType, NodeType
 from trainsim.errors import ConfigError, TraceError
-from trainsim.units import NS
 from trainsim.workload.astra_text_dims import (
     ALL,
     ASTRA_SIM_1_DIMS,
@@ -64,6 +63,9 @@ COMM_TYPES = {
     "REDUCESCATTER": CommType.REDUCE_SCATTER,
 }
 """Text collective name -> Chakra collective type (NONE issues nothing)."""
+
+CYCLES_PER_SECOND = 1e9
+"""ASTRA-sim 1.0's fixed clock (1 GHz): a text cycle is a nanosecond."""
 
 _TRANSFORMERS = ("HYBRID_TRANSFORMER", "HYBRID_TRANSFORMER_FWD_IN_BCKWD")
 _HYBRIDS = ("MODEL", "HYBRID_DATA_MODEL", "HYBRID_MODEL_DATA", "HYBRID_CUSTOMIZED", *_TRANSFORMERS)
@@ -194,7 +196,10 @@ class _Loop:
         layer = self.layers[index]
         deps = _unique([self.chain, *extra, *self.pending])
         nid = self._add(
-            NodeType.COMP_NODE, f"COMP_NODE_{layer.name}_{tag}", deps, duration_s=cycles * NS
+            NodeType.COMP_NODE,
+            f"COMP_NODE_{layer.name}_{tag}",
+            deps,
+            duration_s=cycles / CYCLES_PER_SECOND,
         )
         self.chain = nid
         self.pending = []
@@ -229,7 +234,7 @@ class _Loop:
                 NodeType.COMP_NODE,
                 f"COMP_NODE_{layer.name}_{tag or _UPDATE_TAG[phase]}_UPDATE",
                 [done],
-                duration_s=layer.update_cycles * NS,
+                duration_s=layer.update_cycles / CYCLES_PER_SECOND,
                 is_cpu_op=True,
             )
         return done
