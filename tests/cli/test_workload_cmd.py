@@ -6,18 +6,17 @@ are skipped until it is importable. The error cases fail before it is needed and
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workload"))
-from astra_text_helpers import TEXT_DIR, need  # noqa: E402
+from tests.workload.astra_text_helpers import TEXT_DIR, need, needs_refs
+from trainsim.cli.main import main
+from trainsim.enums import NodeType
+from trainsim.workload.astra_text import parse_text_workload, text_to_graphs
 
-from trainsim.cli.main import main  # noqa: E402
-from trainsim.enums import NodeType  # noqa: E402
-from trainsim.workload.astra_text import parse_text_workload, text_to_graphs  # noqa: E402
+pytestmark = needs_refs
 
 
 def _convert(tmp_path: Path, name: str, *extra: str) -> tuple[int, Path]:

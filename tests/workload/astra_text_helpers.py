@@ -13,11 +13,26 @@ import pytest
 
 from trainsim.workload.graph import WorkloadGraph
 
-SHARED = Path(os.environ.get("TRAINSIM_SHARED", Path(__file__).resolve().parents[3] / "shared"))
+_REPO = Path(__file__).resolve().parents[2]
+SHARED = Path(
+    os.environ.get(
+        "TRAINSIM_SHARED",
+        next(
+            (p for p in (_REPO.parent / "shared", _REPO / "shared") if p.is_dir()),
+            _REPO.parent / "shared",
+        ),
+    )
+)
+"""shared/ lies beside the repository (worktrees, CI) or inside it (device copies)."""
 REFS = SHARED / "reference-workloads"
 TEXT_DIR = REFS / "astra-sim-1.0-text"
 LIBRA_DIR = REFS / "libra" / "workload"
 GOLDEN_DIR = REFS / "generated-by-chakra-1.0.0" / "text-converter"
+
+
+needs_refs = pytest.mark.skipif(
+    not REFS.is_dir(), reason=f"reference data not found at {REFS} (set TRAINSIM_SHARED)"
+)
 
 
 def need(path: Path) -> Path:

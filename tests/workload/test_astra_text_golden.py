@@ -18,11 +18,20 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from astra_text_helpers import GOLDEN_DIR, TEXT_DIR, deps_by_position, need, read_et
 
+from tests.workload.astra_text_helpers import (
+    GOLDEN_DIR,
+    TEXT_DIR,
+    deps_by_position,
+    need,
+    needs_refs,
+    read_et,
+)
 from trainsim.enums import NodeType
 from trainsim.workload.astra_text import parse_text_workload, text_to_graphs
 from trainsim.workload.graph import WorkloadGraph
+
+pytestmark = needs_refs
 
 GOLDEN = [
     "microAllReduce",

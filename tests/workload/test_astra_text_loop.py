@@ -4,12 +4,20 @@ transformer boundary and recomputation, per-layer parallelism, DLRM, shared rank
 from __future__ import annotations
 
 import pytest
-from astra_text_helpers import TEXT_DIR, deps_by_position, need, topological_order_exists
 
+from tests.workload.astra_text_helpers import (
+    TEXT_DIR,
+    deps_by_position,
+    need,
+    needs_refs,
+    topological_order_exists,
+)
 from trainsim.enums import CommType, NodeType
 from trainsim.errors import ConfigError, TraceError
 from trainsim.workload.astra_text import parse_text, parse_text_workload, text_to_graphs
 from trainsim.workload.graph import WorkloadGraph
+
+pytestmark = needs_refs
 
 T, F = True, False
 FILES = {

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from astra_text_helpers import LIBRA_DIR, TEXT_DIR, need
 
+from tests.workload.astra_text_helpers import LIBRA_DIR, TEXT_DIR, need
 from trainsim.errors import TraceError
 from trainsim.workload.astra_text import Phase, parse_text, parse_text_workload
 
