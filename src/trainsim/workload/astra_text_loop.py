@@ -42,7 +42,9 @@ Units: text cycles are nanoseconds (ASTRA-sim 1.0 runs at 1 GHz), so ``duration_
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
+from typing import Any
 
 from trainsim.enums import CommType, NodeType
 from trainsim.errors import ConfigError, TraceError
@@ -91,38 +93,39 @@ def text_to_graphs(
     either, it is ASTRA-sim 1.0's 10. ``update_delays=False`` leaves the update-delay nodes
     out (the graph chakra's text converter would give, with our durations and dimensions).
     """
+    ndims, sizes = _network(npus, num_passes, network_dims, dim_sizes)
+    graph = _Loop(workload, ndims, sizes, update_delays).run(num_passes)
+    return [graph] + [dataclasses.replace(graph, rank=r) for r in range(1, npus)]
+
+
+def _network(
+    npus: int, num_passes: int, network_dims: int | None, dim_sizes: Sequence[int] | None
+) -> tuple[int, tuple[int, ...] | None]:
+    """Check the arguments of :func:`text_to_graphs`; returns (dimension count, sizes)."""
     if npus < 1:
         raise ConfigError(f"the rank count must be at least 1, got {npus}", field="npus")
     if num_passes < 1:
-        raise ConfigError(
-            f"the number of passes must be at least 1, got {num_passes}", field="num_passes"
-        )
-    sizes = None if dim_sizes is None else tuple(int(s) for s in dim_sizes)
-    if sizes is not None:
-        if not sizes or min(sizes) < 1:
-            raise ConfigError(
-                f"dimension sizes must be positive, got {list(sizes)}", field="dim_sizes"
-            )
-        product = 1
-        for size in sizes:
-            product *= size
-        if product != npus:
-            raise ConfigError(
-                f"the dimension sizes {'x'.join(map(str, sizes))} make {product} ranks, not {npus}",
-                field="dim_sizes",
-            )
-        if network_dims is not None and network_dims != len(sizes):
-            raise ConfigError(
-                f"network_dims is {network_dims} but {len(sizes)} dimension sizes are given",
-                field="network_dims",
-            )
+        raise ConfigError(f"passes must be at least 1, got {num_passes}", field="num_passes")
     if network_dims is not None and network_dims < 1:
         raise ConfigError(
             f"network_dims must be at least 1, got {network_dims}", field="network_dims"
         )
-    ndims = len(sizes) if sizes is not None else (network_dims or ASTRA_SIM_1_DIMS)
-    graph = _Loop(workload, ndims, sizes, update_delays).run(num_passes)
-    return [graph] + [dataclasses.replace(graph, rank=r) for r in range(1, npus)]
+    if dim_sizes is None:
+        return network_dims or ASTRA_SIM_1_DIMS, None
+    sizes = tuple(int(s) for s in dim_sizes)
+    if not sizes or min(sizes) < 1:
+        raise ConfigError(f"dimension sizes must be positive, got {list(sizes)}", field="dim_sizes")
+    if math.prod(sizes) != npus:
+        raise ConfigError(
+            f"the dimension sizes {'x'.join(map(str, sizes))} make {math.prod(sizes)} ranks, not {npus}",
+            field="dim_sizes",
+        )
+    if network_dims is not None and network_dims != len(sizes):
+        raise ConfigError(
+            f"network_dims is {network_dims} but {len(sizes)} dimension sizes are given",
+            field="network_dims",
+        )
+    return len(sizes), sizes
 
 
 def _unique(ids: Sequence[int | None]) -> list[int]:
@@ -185,10 +188,10 @@ class _Loop:
 
     # ----- node emitters
 
-    def _add(self, node_type: NodeType, name: str, deps: Sequence[int], **attrs: object) -> int:
+    def _add(self, node_type: NodeType, name: str, deps: Sequence[int], **attrs: Any) -> int:
         nid = self.next_id
         self.next_id += 1
-        self.builder.add(nid, node_type, name, data_deps=deps, **attrs)  # type: ignore[arg-type]
+        self.builder.add(nid, node_type, name, data_deps=deps, **attrs)
         return nid
 
     def compute(self, index: int, tag: str, cycles: int, extra: Sequence[int | None] = ()) -> int:
