@@ -83,6 +83,8 @@ def test_convert_writes_one_et_file_per_rank(
             "dim_sizes: the dimension sizes 2x2 make 4 ranks, not 8",
         ),
         (["--ranks", "8"], "needs the network's dimension sizes"),
+        (["--ranks", "0"], "npus: the rank count must be at least 1, got 0"),
+        (["--ranks", "8", "--dims", "4,2", "--passes", "0"], "num_passes: passes must be at least 1"),
         (["--ranks", "8", "--dims", "2,4"], "does not end on a dimension boundary"),
     ],
 )

@@ -43,9 +43,9 @@ def parse_dims(text: str | None) -> list[int] | None:
 @workload_app.command("convert")
 def convert(
     file: Annotated[Path, typer.Argument(help="ASTRA-sim 1.0 text workload (.txt).")],
-    ranks: int = typer.Option(..., "--ranks", min=1, help="Number of ranks (NPUs)."),
+    ranks: int = typer.Option(..., "--ranks", help="Number of ranks (NPUs)."),
     out: str = typer.Option(..., "--out", help="Output prefix: writes PREFIX.<rank>.et."),
-    passes: int = typer.Option(1, "--passes", min=1, help="Training iterations to unroll."),
+    passes: int = typer.Option(1, "--passes", help="Training iterations to unroll."),
     dims: str | None = typer.Option(
         None,
         "--dims",
