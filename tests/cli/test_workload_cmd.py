@@ -84,7 +84,10 @@ def test_convert_writes_one_et_file_per_rank(
         ),
         (["--ranks", "8"], "needs the network's dimension sizes"),
         (["--ranks", "0"], "npus: the rank count must be at least 1, got 0"),
-        (["--ranks", "8", "--dims", "4,2", "--passes", "0"], "num_passes: passes must be at least 1"),
+        (
+            ["--ranks", "8", "--dims", "4,2", "--passes", "0"],
+            "num_passes: passes must be at least 1",
+        ),
         (["--ranks", "8", "--dims", "2,4"], "does not end on a dimension boundary"),
     ],
 )
