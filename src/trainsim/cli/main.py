@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "trainsim.cli.sweep_cmd",
     "trainsim.cli.report_cmd",
     "trainsim.cli.schema_cmd",
+    "trainsim.cli.workload_cmd",
 )
 
 
