@@ -1,2 +1,74 @@
-"""Collective algorithms as plans per network dimension: ring, direct, halving-doubling,
-double binary tree, in-switch; multi-dimensional decomposition (DESIGN.md, collectives)."""
+"""Collective algorithms as per-rank phase state machines, and the hierarchical decomposition of
+a chunk into phases (DESIGN.md, collectives layer). Timing belongs to the host (system layer)."""
+
+from trainsim.collectives.base import Phase, PhaseHost
+from trainsim.collectives.halving_doubling import HalvingDoublingPhase
+from trainsim.collectives.logical import FAST_ENDPOINT_NS, LogicalDim, LogicalLayout
+from trainsim.collectives.plan import (
+    DIRECT,
+    DOUBLE_BINARY_TREE,
+    HALVING_DOUBLING,
+    RING,
+    AlgoSpec,
+    PhaseSpec,
+    chunk_phases,
+    parse_algorithm,
+    phase_output_size,
+)
+from trainsim.collectives.ring import RingPhase
+from trainsim.collectives.tree import DoubleBinaryTreePhase
+
+__all__ = [
+    "DIRECT",
+    "DOUBLE_BINARY_TREE",
+    "FAST_ENDPOINT_NS",
+    "HALVING_DOUBLING",
+    "RING",
+    "AlgoSpec",
+    "DoubleBinaryTreePhase",
+    "HalvingDoublingPhase",
+    "LogicalDim",
+    "LogicalLayout",
+    "Phase",
+    "PhaseHost",
+    "PhaseSpec",
+    "RingPhase",
+    "chunk_phases",
+    "make_phase",
+    "parse_algorithm",
+    "phase_output_size",
+]
+
+
+def make_phase(
+    host: PhaseHost,
+    spec: PhaseSpec,
+    rank: int,
+    members: list[int],
+    index: int,
+    *,
+    max_tree: bool = True,
+) -> Phase:
+    """Instantiate one rank's phase for ``spec``."""
+    kind = spec.algo.kind
+    if kind == RING:
+        return RingPhase(
+            host, rank, members, index, spec.comm_type, spec.in_size, clockwise=spec.clockwise
+        )
+    if kind == DIRECT:
+        window = spec.algo.window or len(members) - 1
+        return RingPhase(
+            host,
+            rank,
+            members,
+            index,
+            spec.comm_type,
+            spec.in_size,
+            window=window,
+            clockwise=spec.clockwise,
+        )
+    if kind == HALVING_DOUBLING:
+        return HalvingDoublingPhase(host, rank, members, index, spec.comm_type, spec.in_size)
+    return DoubleBinaryTreePhase(
+        host, rank, members, index, spec.comm_type, spec.in_size, max_tree=max_tree
+    )

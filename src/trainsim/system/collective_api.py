@@ -24,7 +24,9 @@ class CollectiveRequest:
     node_id: int
     comm_type: int  # trainsim.enums.CommType
     size: int  # bytes
-    group: tuple[int, ...] | None  # member ranks in the order the comm-group file lists them; None = all
+    group: (
+        tuple[int, ...] | None
+    )  # member ranks in the order the comm-group file lists them; None = all
     group_name: str  # pg_name as read ("" = all ranks)
     involved_dims: tuple[bool, ...] | None  # None = every dimension
     priority: int = 0
@@ -33,7 +35,9 @@ class CollectiveRequest:
 
 
 class CollectiveRuntime(Protocol):
-    def issue(self, request: CollectiveRequest, on_done: Callable[[Any], None], arg: Any = None) -> None:
+    def issue(
+        self, request: CollectiveRequest, on_done: Callable[[Any], None], arg: Any = None
+    ) -> None:
         """Start (or queue until its peers arrive) one rank's collective."""
         ...
 

@@ -1,0 +1,96 @@
+"""Logical dimensions: the rings and groups a collective's phases run on (astra-sim-semantics.md
+D5, "Communicator groups").
+
+- A network dimension d: the ranks sharing every coordinate but d, in coordinate order (ring
+  order; clockwise = coordinate + 1).
+- A flat dimension (``one*`` algorithms): every rank, in id order.
+- A communicator group smaller than the machine: one flat "Local" ring over the members in the
+  order the group lists them; its ring, direct and halving-doubling phases use the fixed 10 ns
+  "Fast" endpoint path instead of ``endpoint-delay``, and an implementation list with more
+  than one entry is forced to ring.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from trainsim.collectives.plan import RING, AlgoSpec, parse_algorithm
+from trainsim.topology import MultiDimTopology
+
+FAST_ENDPOINT_NS = 10.0  # MemBus "Fast" transmission (astra-sim-semantics.md, groups)
+
+NET, FLAT, GROUP = 0, 1, 2
+
+
+@dataclass(frozen=True, slots=True)
+class LogicalDim:
+    kind: int  # NET, FLAT or GROUP
+    size: int
+    net_dim: int = -1  # for NET: the network dimension; for accounting: -1 = per message
+    members: tuple[int, ...] = ()  # for GROUP
+
+
+class LogicalLayout:
+    """The logical dimensions and per-dimension algorithms of one collective type on one group."""
+
+    __slots__ = ("dims", "algos", "topology", "fast", "_members", "_index")
+
+    def __init__(
+        self,
+        topology: MultiDimTopology,
+        impl: tuple[str, ...] | list[str],
+        group: tuple[int, ...] | None = None,
+    ) -> None:
+        self.topology = topology
+        self._members: dict[tuple[int, int], list[int]] = {}
+        self._index: dict[int, int] = {}
+        dims: list[LogicalDim] = []
+        algos: list[AlgoSpec] = []
+        if group is not None:
+            spec = parse_algorithm(impl[0]) if len(impl) == 1 else AlgoSpec(RING)
+            dims.append(LogicalDim(GROUP, len(group), -1, tuple(group)))
+            algos.append(AlgoSpec(spec.kind, spec.window, False))
+            self._index = {r: i for i, r in enumerate(group)}
+            self.fast = True
+        else:
+            self.fast = False
+            for i, name in enumerate(impl):
+                spec = parse_algorithm(name)
+                if spec.flat:
+                    dims.append(LogicalDim(FLAT, topology.npus, -1))
+                    algos.append(spec)
+                    break
+                size = topology.sizes[i] if i < len(topology.sizes) else 1
+                dims.append(LogicalDim(NET, size, i if i < len(topology.sizes) else -1))
+                algos.append(spec)
+        self.dims = dims
+        self.algos = algos
+
+    @property
+    def sizes(self) -> list[int]:
+        return [d.size for d in self.dims]
+
+    def members(self, rank: int, ldim: int) -> tuple[list[int], int]:
+        """(members in ring order, this rank's index) of ``rank``'s ring on ``ldim``."""
+        dim = self.dims[ldim]
+        if dim.kind == NET:
+            topo = self.topology
+            d = dim.net_dim
+            coord = topo.coord(rank, d)
+            base = rank - coord * topo.strides[d]
+            key = (ldim, base)
+            members = self._members.get(key)
+            if members is None:
+                members = self._members[key] = topo.dim_peers(rank, d)
+            return members, coord
+        if dim.kind == FLAT:
+            key = (ldim, 0)
+            members = self._members.get(key)
+            if members is None:
+                members = self._members[key] = list(range(dim.size))
+            return members, rank
+        key = (ldim, 0)
+        members = self._members.get(key)
+        if members is None:
+            members = self._members[key] = list(dim.members)
+        return members, self._index[rank]

@@ -1,0 +1,349 @@
+"""The timed host of collective phases: endpoint delay, reductions, message matching, per-rank
+dimension queues (astra-sim-semantics.md A3, B1-B2, C3-C6). Used by ``collective_runtime``.
+
+- ``bundle``: an insertion costs the endpoint delay E (10 ns on a communicator group's "Fast"
+  path) plus, when the insertion reduces b bytes, ``red(b) = 3 x trunc(b / local_mem_bw x 1e9)``
+  ns in compatibility mode (three memory passes, each truncated, B2) and ``3 b / local_mem_bw``
+  otherwise. Both parts are charged back to back.
+- Messages are matched on (tag = chunk id, src, dst, bytes) in order per key (A3); a receive
+  posted after its message arrived runs at once (delay 0); sending costs the sender nothing.
+- Each rank has one queue per logical dimension; when a phase ends, in the same tick: the
+  stream leaves its queue, joins the next phase's queue, the old queue starts its next
+  waiting stream, the new queue starts streams if it has room (C5).
+
+``SymmetricEngine`` runs one representative rank of a collective whose members are all
+equivalent (same collective, same tick, vertex-transitive dimensions, symmetric algorithms):
+each message it sends stands for the identical message its mirror peer sends it at the same
+time, so the arrival is scheduled to itself. Time in ns, sizes in bytes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from trainsim.collectives import (
+    DOUBLE_BINARY_TREE,
+    FAST_ENDPOINT_NS,
+    LogicalLayout,
+    Phase,
+    PhaseSpec,
+    make_phase,
+)
+from trainsim.engine import EventQueue
+from trainsim.system.dim_queue import DimQueue
+from trainsim.system.injection import InjectionPorts
+from trainsim.topology import MultiDimTopology
+
+_RS_AG = (2, 7)  # CommType.ALL_GATHER, CommType.REDUCE_SCATTER: SCF applies to these phases
+
+
+@dataclass(slots=True)
+class CollectiveRecord:
+    """One rank's part of one collective, for reports. Times in ns; ``dim_bytes[d]`` = bytes
+    this rank sent on network dimension d."""
+
+    rank: int
+    node_id: int
+    comm_type: int
+    size: int
+    group: str
+    start_ns: float
+    end_ns: float = -1.0
+    dim_bytes: list[int] = field(default_factory=list)
+    chunks: int = 0
+
+
+@dataclass(slots=True)
+class RankWork:
+    """One rank's share of one collective in flight."""
+
+    rank: int
+    chunks_left: int
+    on_done: Callable[[Any], None]
+    arg: Any
+    record: CollectiveRecord
+    what: str
+
+
+class Stream:
+    """One chunk on one rank (ASTRA-sim's ``StreamBaseline``)."""
+
+    __slots__ = (
+        "rank",
+        "tag",
+        "phases",
+        "pos",
+        "phase",
+        "queue",
+        "initialized",
+        "priority",
+        "trees",
+        "work",
+        "layout",
+    )
+
+    def __init__(
+        self,
+        rank: int,
+        tag: int,
+        phases: list[PhaseSpec],
+        priority: int,
+        trees: list[bool],
+        work: RankWork,
+        layout: LogicalLayout,
+    ) -> None:
+        self.rank = rank
+        self.tag = tag
+        self.phases = phases
+        self.pos = 0
+        self.phase: Phase | None = None
+        self.queue: DimQueue | None = None
+        self.initialized = False
+        self.priority = priority
+        self.trees = trees
+        self.work = work
+        self.layout = layout
+
+    def phase_size(self) -> int:
+        spec = self.phases[self.pos]
+        # SCF orders reduce-scatter / all-gather phases only (Sys::insert_stream)
+        return spec.in_size if spec.comm_type in _RS_AG else -1
+
+
+class RankState:
+    """A rank's dimension queues, priority counter and double-binary-tree counters."""
+
+    __slots__ = ("queues", "limit", "priority", "tree_counters", "active")
+
+    def __init__(self, limit: int) -> None:
+        self.queues: list[DimQueue] = []
+        self.limit = limit
+        self.priority = 0
+        self.tree_counters: dict[tuple[int, int], int] = {}
+        self.active = 0  # streams in flight
+
+    def queue(self, qid: int) -> DimQueue:
+        queues = self.queues
+        while len(queues) <= qid:
+            queues.append(DimQueue(self.limit))
+        return queues[qid]
+
+
+class Engine:
+    """Host of the phases of every rank (rank-by-rank simulation)."""
+
+    def __init__(
+        self,
+        queue: EventQueue,
+        network: Any,
+        topology: MultiDimTopology,
+        *,
+        endpoint_ns: float,
+        local_mem_bw: float,
+        compat_astra: bool,
+        active_chunks: int,
+        scf: bool,
+        injection: InjectionPorts | None = None,
+        on_rank_done: Callable[[RankWork], None],
+    ) -> None:
+        self.queue = queue
+        self.network = network
+        self.topology = topology
+        self.endpoint_ns = float(int(endpoint_ns)) if compat_astra else float(endpoint_ns)
+        self.fast_ns = FAST_ENDPOINT_NS
+        self.local_mem_bw = float(local_mem_bw)
+        self.compat = compat_astra
+        self.scf = scf
+        self.active_chunks = active_chunks
+        self.injection = injection
+        self.on_rank_done = on_rank_done
+        self.ranks: dict[int, RankState] = {}
+        self._red: dict[int, float] = {}
+        self._posted: dict[tuple[int, int, int, int], deque[Phase]] = {}
+        self._early: dict[tuple[int, int, int, int], int] = {}
+
+    # -- PhaseHost -----------------------------------------------------------------------
+    def reduction_ns(self, nbytes: int) -> float:
+        """red(b): three memory passes at local-mem-bw (B2)."""
+        red = self._red.get(nbytes)
+        if red is None:
+            one = nbytes / self.local_mem_bw * 1e9
+            red = self._red[nbytes] = 3.0 * (math.trunc(one) if self.compat else one)
+        return red
+
+    def bundle(self, phase: Phase, red_bytes: int) -> None:
+        delay = self.fast_ns if phase.fast else self.endpoint_ns
+        if red_bytes:
+            delay += self.reduction_ns(red_bytes)
+        self.queue.schedule(delay, phase.on_general_cb, None)
+
+    def _account(self, phase: Phase, dst: int, nbytes: int) -> None:
+        d = phase.dim
+        if d < 0:
+            d = self.topology.first_diff_dim(phase.rank, dst)
+        phase.owner.work.record.dim_bytes[d] += nbytes
+
+    def send(self, phase: Phase, dst: int, nbytes: int, mirror_src: int) -> None:
+        self._account(phase, dst, nbytes)
+        key = (phase.tag, phase.rank, dst, nbytes)
+        inj = self.injection
+        if inj is not None:
+            now = self.queue.now
+            start = inj.reserve(phase.rank, dst, nbytes, now)
+            if start > now:
+                self.queue.schedule(start - now, self._deferred_send, key)
+                return
+        self.network.send(phase.rank, dst, nbytes, self._arrive, key)
+
+    def _deferred_send(self, key: tuple[int, int, int, int]) -> None:
+        self.network.send(key[1], key[2], key[3], self._arrive, key)
+
+    def _arrive(self, key: tuple[int, int, int, int]) -> None:
+        posted = self._posted.get(key)
+        if posted:
+            phase = posted.popleft()
+            if not posted:
+                del self._posted[key]
+            phase.on_recv()
+        else:
+            early = self._early
+            early[key] = early.get(key, 0) + 1
+
+    def recv(self, phase: Phase, src: int, nbytes: int) -> None:
+        key = (phase.tag, src, phase.rank, nbytes)
+        early = self._early
+        count = early.get(key)
+        if count:
+            if count == 1:
+                del early[key]
+            else:
+                early[key] = count - 1
+            self.queue.schedule(0.0, phase.on_recv_cb, None)
+        else:
+            posted = self._posted.get(key)
+            if posted is None:
+                posted = self._posted[key] = deque()
+            posted.append(phase)
+
+    def finish(self, phase: Phase) -> None:
+        stream: Stream = phase.owner
+        old = stream.queue
+        assert old is not None
+        old.streams.remove(stream)
+        stream.pos += 1
+        stream.phase = None
+        if stream.pos < len(stream.phases):
+            stream.initialized = False
+            new = self.rank_state(stream.rank).queue(self._queue_id(stream))
+            stream.queue = new
+            new.insert(stream, self.scf)
+            old.running -= 1
+            self._fill(old)
+            self._fill(new)
+            return
+        old.running -= 1
+        self._fill(old)
+        work = stream.work
+        self.rank_state(stream.rank).active -= 1
+        work.chunks_left -= 1
+        if work.chunks_left == 0:
+            work.record.end_ns = self.queue.now
+            self.on_rank_done(work)
+
+    # -- streams and queues ------------------------------------------------------------------
+    def rank_state(self, rank: int) -> RankState:
+        rs = self.ranks.get(rank)
+        if rs is None:
+            rs = self.ranks[rank] = RankState(self.active_chunks)
+        return rs
+
+    @staticmethod
+    def _queue_id(stream: Stream) -> int:
+        layout = stream.layout
+        return 0 if layout.fast else stream.phases[stream.pos].ldim
+
+    def _fill(self, q: DimQueue) -> None:
+        streams = q.streams
+        i = q.running
+        while i < len(streams) and q.running < q.limit:
+            stream = streams[i]
+            q.running += 1
+            i += 1
+            self._init_stream(stream)
+
+    def _init_stream(self, stream: Stream) -> None:
+        stream.initialized = True
+        pos = stream.pos
+        spec = stream.phases[pos]
+        layout = stream.layout
+        members, index = layout.members(stream.rank, spec.ldim)
+        phase = make_phase(self, spec, stream.rank, members, index, max_tree=stream.trees[pos])
+        phase.owner = stream
+        phase.tag = stream.tag
+        phase.dim = layout.dims[spec.ldim].net_dim
+        phase.fast = layout.fast and spec.algo.kind != DOUBLE_BINARY_TREE
+        stream.phase = phase
+        phase.start()
+
+    def start_rank(
+        self,
+        work: RankWork,
+        layout: LogicalLayout,
+        chunks: list[list[PhaseSpec]],
+        tag_base: int,
+        priority: int,
+    ) -> None:
+        """Generate one rank's chunks and place each in its first queue (C3, C5)."""
+        rank = work.rank
+        rs = self.rank_state(rank)
+        counters = rs.tree_counters
+        lid = id(layout)
+        for c, phases in enumerate(chunks):
+            trees = []
+            for spec in phases:
+                if spec.algo.kind == DOUBLE_BINARY_TREE:
+                    key = (lid, spec.ldim)
+                    k = counters.get(key, 0)
+                    counters[key] = k + 1
+                    trees.append(k % 2 == 0)
+                else:
+                    trees.append(True)
+            stream = Stream(rank, tag_base + c, phases, priority, trees, work, layout)
+            rs.active += 1
+            q = rs.queue(self._queue_id(stream))
+            stream.queue = q
+            q.insert(stream, self.scf)
+            self._fill(q)
+
+    def waiting(self) -> list[tuple[int, str]]:
+        """(rank, what) for every posted receive not yet matched (deadlock reports)."""
+        out = []
+        for (tag, src, dst, nbytes), phases in self._posted.items():
+            for _ in phases:
+                out.append((dst, f"a {nbytes} B message of chunk {tag} from rank {src}"))
+        return out
+
+
+class SymmetricEngine(Engine):
+    """Simulates one representative rank; every send is mirrored back as its own arrival."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._delay: dict[tuple[int, int, int], float] = {}
+
+    def send(self, phase: Phase, dst: int, nbytes: int, mirror_src: int) -> None:
+        self._account(phase, dst, nbytes)
+        rank = phase.rank
+        dkey = (mirror_src, rank, nbytes)
+        delay = self._delay.get(dkey)
+        if delay is None:
+            delay = self._delay[dkey] = self.network.delay_ns(mirror_src, rank, nbytes)
+        inj = self.injection
+        if inj is not None:
+            now = self.queue.now
+            delay += inj.reserve(rank, dst, nbytes, now) - now
+        self.queue.schedule(delay, self._arrive, (phase.tag, mirror_src, rank, nbytes))

@@ -1,0 +1,472 @@
+"""The collective runtime behind the executor's seam (``collective_api.CollectiveRuntime``).
+
+Place in the map: system layer. It pairs the requests of the ranks of one communicator group
+in the order each rank issues them, cuts each collective into chunks (``chunking``), chooses
+every chunk's dimension order (``inter_dim``: baseline, roundRobin, Themis), decomposes the
+chunk into phases (``collectives.plan``) and runs them per rank on the network backend
+(``collective_engine``), then calls ``on_done(arg)`` per rank. Every rank's part is recorded
+(``records``: start and end ns, bytes sent per network dimension).
+
+Modes: ``compat_astra=True`` reproduces ASTRA-sim 518bd51's arithmetic (whole-ns endpoint
+delay and reductions, untrimmed chunks, unbounded injection: astra-sim-semantics.md);
+``compat_astra=False`` is the physical model (exact arithmetic, trimmed chunks, a rank's
+injection serialized per outgoing link: ``injection``). docs/collectives.md lists the
+differences.
+
+Symmetry: when every member of a whole-machine collective issues it at the same tick, the
+runtime is otherwise idle, the backend is the congestion-unaware analytical one and every
+phase's algorithm is symmetric (ring, direct, halving-doubling), one representative rank is
+simulated and every member finishes at its time; the result is exact (see
+tests/system/test_symmetry.py). Times in ns, sizes in bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from trainsim.collectives import DOUBLE_BINARY_TREE, LogicalLayout, PhaseSpec, chunk_phases
+from trainsim.collectives.logical import NET
+from trainsim.config.types import Platform
+from trainsim.engine import EventQueue
+from trainsim.enums import CommType
+from trainsim.errors import TraceError
+from trainsim.network.analytical import AnalyticalNetwork
+from trainsim.system.chunking import chunk_sizes
+from trainsim.system.collective_api import CollectiveRequest
+from trainsim.system.collective_engine import (
+    CollectiveRecord,
+    Engine,
+    RankWork,
+    SymmetricEngine,
+)
+from trainsim.system.injection import InjectionPorts
+from trainsim.system.inter_dim import RoundRobin, ThemisGreedy, baseline_order
+
+_AR, _AG, _RS, _A2A = (
+    int(CommType.ALL_REDUCE),
+    int(CommType.ALL_GATHER),
+    int(CommType.REDUCE_SCATTER),
+    int(CommType.ALL_TO_ALL),
+)
+_BROADCAST = int(CommType.BROADCAST)
+
+# Collectives ASTRA-sim rejects, simulated as the closest supported pattern (docs/collectives.md):
+# (phase type, size divisor by group size) — reduce and barrier run as all-reduce, gather /
+# scatter / real broadcast as an all-gather of each rank's 1/n share.
+_MAPPED = {
+    int(CommType.REDUCE): _AR,
+    int(CommType.REDUCE_SCATTER_BLOCK): _RS,
+    int(CommType.GATHER): _AG,
+    int(CommType.SCATTER): _AG,
+    int(CommType.BARRIER): _AR,
+}
+_NAMES = {int(c): c.name.lower() for c in CommType}
+
+
+@dataclass(slots=True)
+class _Instance:
+    """One collective across its group."""
+
+    key: tuple[str, int]
+    comm_type: int  # as requested
+    phase_type: int  # the type the phases run
+    size: int
+    members: tuple[int, ...]
+    layout: LogicalLayout | None = None
+    chunks: list[list[PhaseSpec]] = field(default_factory=list)
+    tag_base: int = 0
+    planned: bool = False
+    pending: list[tuple[int, CollectiveRequest, Callable[[Any], None], Any, float]] = field(
+        default_factory=list
+    )
+    issued: int = 0
+    flush_scheduled: bool = False
+    first_issue_ns: float = 0.0
+    same_tick: bool = True
+
+
+class CollectiveRuntime:
+    """Runs collectives for every rank; implements ``collective_api.CollectiveRuntime``."""
+
+    def __init__(
+        self,
+        platform: Platform,
+        network: Any,
+        queue: EventQueue,
+        *,
+        compat_astra: bool = False,
+        symmetry: bool = True,
+    ) -> None:
+        self.platform = platform
+        self.network = network
+        self.queue = queue
+        self.compat_astra = compat_astra
+        self.symmetry = symmetry
+        sysspec = platform.system
+        self.system = sysspec
+        topo = getattr(network, "topology", None)
+        if topo is None:
+            from trainsim.topology import MultiDimTopology
+
+            topo = MultiDimTopology([d.kind for d in platform.network.dims], platform.network.sizes)
+        self.topology = topo
+        self.npus = topo.npus
+        self._bandwidths = [d.bandwidth for d in platform.network.dims]
+        self._unaware = isinstance(network, AnalyticalNetwork)
+        self._engine_kwargs: dict[str, Any] = dict(
+            endpoint_ns=sysspec.endpoint_delay_ns,
+            local_mem_bw=sysspec.local_mem_bw,
+            compat_astra=compat_astra,
+            active_chunks=sysspec.active_chunks_per_dimension,
+            scf=sysspec.intra_dimension_scheduling == "SCF",
+        )
+        self.engine = Engine(
+            queue,
+            network,
+            topo,
+            injection=self._new_injection(),
+            on_rank_done=self._rank_done,
+            **self._engine_kwargs,
+        )
+        self.records: list[CollectiveRecord] = []
+        self._layouts: dict[tuple[int, tuple[int, ...] | None], LogicalLayout] = {}
+        self._issue_count: dict[tuple[int, str], int] = {}
+        self._instances: dict[tuple[str, int], _Instance] = {}
+        self._in_flight: dict[tuple[int, int], RankWork] = {}  # (rank, id(work)) -> work
+        self._sym_busy: dict[int, float] = {}
+        self._round_robin: dict[int, RoundRobin] = {}
+        self._next_tag = 0
+        self.symmetric_runs = 0
+
+    # -- the protocol ------------------------------------------------------------------------
+    def issue(
+        self, request: CollectiveRequest, on_done: Callable[[Any], None], arg: Any = None
+    ) -> None:
+        """Start (or hold until its peers arrive) one rank's collective."""
+        rank = request.rank
+        ctype = int(request.comm_type)
+        if ctype not in _NAMES:
+            raise TraceError(f"unknown collective type {ctype}", rank=rank, node_id=request.node_id)
+        group = request.group
+        if group is not None and (
+            len(group) == self.npus and sorted(group) == list(range(self.npus))
+        ):
+            group = None  # a group listing every rank runs the normal plan
+        if group is not None:
+            if rank not in group:
+                raise TraceError(
+                    f"issues a collective on group {request.group_name!r} {list(group)} it is not a member of",
+                    rank=rank,
+                    node_id=request.node_id,
+                )
+            if len(set(group)) != len(group) or any(not 0 <= r < self.npus for r in group):
+                raise TraceError(
+                    f"group {request.group_name!r} {list(group)} has repeated or out-of-range ranks "
+                    f"(the network has {self.npus})",
+                    rank=rank,
+                    node_id=request.node_id,
+                )
+        elif not 0 <= rank < self.npus:
+            raise TraceError(
+                f"rank out of range: the network has {self.npus} NPUs",
+                rank=rank,
+                node_id=request.node_id,
+            )
+        gname = "" if group is None else (request.group_name or ",".join(map(str, group)))
+        ckey = (rank, gname)
+        k = self._issue_count.get(ckey, 0)
+        self._issue_count[ckey] = k + 1
+        ikey = (gname, k)
+        inst = self._instances.get(ikey)
+        now = self.queue.now
+        if inst is None:
+            members = tuple(range(self.npus)) if group is None else tuple(group)
+            phase_type = _MAPPED.get(ctype, ctype)
+            size = int(request.size)
+            if ctype in (int(CommType.GATHER), int(CommType.SCATTER)):
+                size = max(1, size // len(members))
+            inst = _Instance(ikey, ctype, phase_type, size, members, first_issue_ns=now)
+            self._instances[ikey] = inst
+        elif inst.comm_type != ctype or inst.size != self._effective_size(
+            ctype, int(request.size), inst.members
+        ):
+            raise TraceError(
+                f"collective #{k} on group {gname or 'all'!r} is {_NAMES[ctype]} of {request.size} B here "
+                f"but {_NAMES[inst.comm_type]} of {inst.size} B on the ranks that issued it first",
+                rank=rank,
+                node_id=request.node_id,
+            )
+        inst.issued += 1
+        if now != inst.first_issue_ns:
+            inst.same_tick = False
+        inst.pending.append((rank, request, on_done, arg, now))
+        if not inst.flush_scheduled:
+            inst.flush_scheduled = True
+            self.queue.schedule(0.0, self._flush, inst)
+
+    def pending(self) -> list[tuple[int, int, str]]:
+        """(rank, node_id, what it waits for) for every collective not finished."""
+        out = []
+        waits: dict[int, str] = {}
+        for dst, what in self.engine.waiting():
+            waits.setdefault(dst, what)
+        for work in self._in_flight.values():
+            what = waits.get(work.rank, work.what)
+            out.append((work.rank, work.record.node_id, what))
+        for inst in self._instances.values():
+            if inst.issued < len(inst.members):
+                have = {p[0] for p in inst.pending}
+                missing = [r for r in inst.members if r not in have][:8]
+                for rank, req, *_ in inst.pending:
+                    out.append(
+                        (
+                            rank,
+                            req.node_id,
+                            f"{_NAMES[inst.comm_type]} peers that never issued it: {missing}",
+                        )
+                    )
+        return out
+
+    # -- planning ----------------------------------------------------------------------------
+    @staticmethod
+    def _effective_size(ctype: int, size: int, members: tuple[int, ...]) -> int:
+        if ctype in (int(CommType.GATHER), int(CommType.SCATTER)):
+            return max(1, size // len(members))
+        return size
+
+    def _layout(self, phase_type: int, group: tuple[int, ...] | None) -> LogicalLayout:
+        key = (phase_type, group)
+        layout = self._layouts.get(key)
+        if layout is None:
+            impls = self.system.implementations
+            impl = {
+                _AR: impls.all_reduce,
+                _AG: impls.all_gather,
+                _RS: impls.reduce_scatter,
+                _A2A: impls.all_to_all,
+            }[phase_type]
+            layout = self._layouts[key] = LogicalLayout(self.topology, impl, group)
+        return layout
+
+    def _plan(self, inst: _Instance, request: CollectiveRequest) -> None:
+        inst.planned = True
+        if inst.comm_type == _BROADCAST:
+            return
+        group = (
+            None
+            if len(inst.members) == self.npus and inst.members == tuple(range(self.npus))
+            else inst.members
+        )
+        layout = self._layout(inst.phase_type, group)
+        inst.layout = layout
+        sysspec = self.system
+        sizes = layout.sizes
+        involved = request.involved_dims
+        active = [
+            d
+            for d, dim in enumerate(layout.dims)
+            if dim.size > 1
+            and (involved is None or group is not None or d >= len(involved) or involved[d])
+        ]
+        size = inst.size
+        if inst.comm_type == int(CommType.BARRIER):
+            size = len(inst.members)
+        splits = 1 if inst.comm_type == int(CommType.BARRIER) else sysspec.preferred_dataset_splits
+        chunks = chunk_sizes(
+            inst.phase_type, size, splits, self.npus, compat_astra=self.compat_astra
+        )
+        local_bw_aware = sysspec.collective_optimization == "localBWAware"
+        policy = sysspec.inter_dimension_scheduling
+        themis = None
+        if policy == "themis" and group is None:
+            bws = [
+                self._bandwidths[d.net_dim] if d.kind == NET else self._bandwidths[0]
+                for d in layout.dims
+            ]
+            themis = ThemisGreedy(sizes, bws)
+        rr = None
+        if policy == "roundRobin" and group is None:
+            rr = self._round_robin.setdefault(inst.members[0], RoundRobin())
+        ptype = inst.phase_type
+        plans = []
+        for chunk in chunks:
+            if themis is not None:
+                order = themis.order(ptype, active, chunk)
+            elif rr is not None:
+                order = rr.order(ptype, len(layout.dims), active)
+            else:
+                order = baseline_order(ptype, active)
+            plans.append(
+                chunk_phases(
+                    ptype,
+                    chunk,
+                    order,
+                    layout.algos,
+                    sizes,
+                    local_bw_aware=local_bw_aware,
+                    themis=themis is not None,
+                )
+            )
+        inst.chunks = plans
+        inst.tag_base = self._next_tag
+        self._next_tag += max(1, len(plans))
+
+    # -- starting ranks ----------------------------------------------------------------------
+    def _priority(self, rank: int, request: CollectiveRequest) -> int:
+        policy = self.system.scheduling_policy
+        rs = self.engine.rank_state(rank)
+        if policy == "EXPLICIT":
+            return int(request.priority)
+        rs.priority += 1 if policy == "LIFO" else -1
+        return rs.priority
+
+    def _new_work(
+        self,
+        rank: int,
+        inst: _Instance,
+        request: CollectiveRequest,
+        on_done: Callable[[Any], None],
+        arg: Any,
+    ) -> RankWork:
+        record = CollectiveRecord(
+            rank,
+            request.node_id,
+            inst.comm_type,
+            int(request.size),
+            inst.key[0],
+            self.queue.now,
+            dim_bytes=[0] * len(self.topology.sizes),
+            chunks=len(inst.chunks),
+        )
+        self.records.append(record)
+        what = f"its {_NAMES[inst.comm_type]} of {request.size} B (chunks still running)"
+        return RankWork(rank, len(inst.chunks), on_done, arg, record, what)
+
+    def _flush(self, inst: _Instance) -> None:
+        inst.flush_scheduled = False
+        pending, inst.pending = inst.pending, []
+        if not pending:
+            return
+        if not inst.planned:
+            self._plan(inst, pending[0][1])
+        if inst.comm_type == _BROADCAST:
+            for rank, request, on_done, arg, _t in pending:
+                work = self._new_work(rank, inst, request, on_done, arg)
+                work.chunks_left = 1
+                self._in_flight[(rank, id(work))] = work
+                self.queue.schedule(float(request.duration_ns), self._replay_done, work)
+            return
+        if self._symmetric_ok(inst, pending):
+            self._run_symmetric(inst, pending)
+            return
+        for rank, request, on_done, arg, _t in pending:
+            busy = self._sym_busy.get(rank)
+            if busy is not None and busy > self.queue.now:
+                raise TraceError(
+                    "starts a collective while a symmetric collective it belongs to is still running; "
+                    "construct the runtime with symmetry=False for this workload",
+                    rank=rank,
+                    node_id=request.node_id,
+                )
+            self._start(inst, rank, request, on_done, arg)
+        if inst.issued == len(inst.members) and not inst.pending:
+            self._instances.pop(inst.key, None)
+
+    def _start(
+        self,
+        inst: _Instance,
+        rank: int,
+        request: CollectiveRequest,
+        on_done: Callable[[Any], None],
+        arg: Any,
+    ) -> None:
+        work = self._new_work(rank, inst, request, on_done, arg)
+        pri = self._priority(rank, request)
+        if not inst.chunks or all(not c for c in inst.chunks):
+            work.chunks_left = 1
+            self._in_flight[(rank, id(work))] = work
+            self.queue.schedule(0.0, self._replay_done, work)
+            return
+        self._in_flight[(rank, id(work))] = work
+        assert inst.layout is not None
+        self.engine.start_rank(work, inst.layout, inst.chunks, inst.tag_base, pri)
+
+    def _replay_done(self, work: RankWork) -> None:
+        work.chunks_left = 0
+        work.record.end_ns = self.queue.now
+        self._rank_done(work)
+
+    def _rank_done(self, work: RankWork) -> None:
+        self._in_flight.pop((work.rank, id(work)), None)
+        work.on_done(work.arg)
+
+    # -- symmetry ----------------------------------------------------------------------------
+    def _symmetric_ok(self, inst: _Instance, pending: list[Any]) -> bool:
+        if not (self.symmetry and self._unaware and inst.same_tick):
+            return False
+        if len(pending) != len(inst.members) or inst.issued != len(inst.members):
+            return False
+        layout = inst.layout
+        if layout is None or layout.fast or not inst.chunks:
+            return False
+        if self._in_flight or any(rs.active for rs in self.engine.ranks.values()):
+            return False
+        if any(t > self.queue.now for t in self._sym_busy.values()):
+            return False
+        return all(spec.algo.kind != DOUBLE_BINARY_TREE for chunk in inst.chunks for spec in chunk)
+
+    def _run_symmetric(self, inst: _Instance, pending: list[Any]) -> None:
+        """Simulate one representative on a private clock; everyone finishes at its time."""
+        self.symmetric_runs += 1
+        now = self.queue.now
+        private = EventQueue()
+        private.now = now
+        rep_rank, rep_req, *_ = pending[0]
+        done: list[RankWork] = []
+        engine = SymmetricEngine(
+            private,
+            self.network,
+            self.topology,
+            injection=self._new_injection(),
+            on_rank_done=done.append,
+            **self._engine_kwargs,
+        )
+        # the representative starts from the same per-rank state as every member
+        engine.ranks[rep_rank] = self.engine.rank_state(rep_rank)
+        rep_work = self._new_work(rep_rank, inst, rep_req, lambda _a: None, None)
+        self.records.pop()
+        pri = self._priority(rep_rank, rep_req)
+        assert inst.layout is not None
+        engine.start_rank(rep_work, inst.layout, inst.chunks, inst.tag_base, pri)
+        private.run()
+        if not done:
+            raise TraceError(
+                f"symmetric {_NAMES[inst.comm_type]} never finished",
+                rank=rep_rank,
+                node_id=rep_req.node_id,
+            )
+        end = rep_work.record.end_ns
+        works = []
+        for rank, request, on_done, arg, _t in pending:
+            if rank != rep_rank:
+                self._priority(rank, request)
+            work = self._new_work(rank, inst, request, on_done, arg)
+            work.record.dim_bytes = list(rep_work.record.dim_bytes)
+            work.record.end_ns = end
+            self._in_flight[(rank, id(work))] = work
+            self._sym_busy[rank] = end
+            works.append(work)
+        self._instances.pop(inst.key, None)
+        self.queue.schedule_at(end, self._symmetric_done, works)
+
+    def _symmetric_done(self, works: list[RankWork]) -> None:
+        for work in works:
+            work.chunks_left = 0
+            self._rank_done(work)
+
+    def _new_injection(self) -> InjectionPorts | None:
+        if self.compat_astra or not self._unaware:
+            return None
+        return InjectionPorts(self.topology, self._bandwidths)

@@ -1,0 +1,52 @@
+"""Finite injection bandwidth for the default (physical) mode of the collective runtime.
+
+ASTRA-sim's congestion-unaware backend lets a rank drive any number of messages at full link
+bandwidth at once (astra-sim-semantics.md A1 and README "no contention at all"): a ``direct``
+phase on a Switch sends n-1 messages through one uplink in the time of one. In the default
+mode trainsim keeps the unaware backend's pricing of each message but serializes a rank's
+messages on its *first link*: per rank and dimension, one port per outgoing link
+
+- Ring: two ports (the clockwise and the counter-clockwise link; a message takes the shorter
+  way, ties clockwise),
+- Switch: one port (the uplink),
+- FullyConnected: one port per peer,
+
+each a FIFO busy for ``bytes / bandwidth`` per message. A message starts when its port is
+free, then arrives ``hops x latency + bytes / bandwidth`` later (the backend's delay). Later
+hops and the receiver's downlink are not modelled (that is the congestion-aware backend's job).
+Units: ns, bytes, bytes/ns.
+"""
+
+from __future__ import annotations
+
+from trainsim.topology import MultiDimTopology
+from trainsim.topology.multidim import RING, SWITCH
+
+
+class InjectionPorts:
+    __slots__ = ("topology", "bytes_per_ns", "_free")
+
+    def __init__(self, topology: MultiDimTopology, bandwidths: list[float]) -> None:
+        self.topology = topology
+        self.bytes_per_ns = [b / 1e9 for b in bandwidths]
+        self._free: dict[tuple[int, int, int], float] = {}
+
+    def reserve(self, src: int, dst: int, nbytes: int, now: float) -> float:
+        """Start time (ns) of a message of ``nbytes`` from ``src`` to ``dst`` issued at ``now``."""
+        topo = self.topology
+        dim = topo.first_diff_dim(src, dst)
+        if dim < 0:
+            return now
+        kind = topo.kinds[dim]
+        if kind == SWITCH:
+            port = 0
+        elif kind == RING:
+            n = topo.sizes[dim]
+            ahead = (topo.coord(dst, dim) - topo.coord(src, dim)) % n
+            port = 0 if ahead <= n - ahead else 1
+        else:
+            port = 2 + topo.coord(dst, dim)
+        key = (src, dim, port)
+        start = max(now, self._free.get(key, 0.0))
+        self._free[key] = start + nbytes / self.bytes_per_ns[dim]
+        return start
