@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from trainsim.errors import ConfigError
 from trainsim.inference.comm import group_budget
@@ -211,6 +212,13 @@ def run_study(
 ) -> StudyResult:
     """Run every (seed, workers, method, budget) of ``config``; ``progress`` gets a line per seed."""
     config = config or StudyConfig()
+    # The matrices here are at most 129 x 129: threaded BLAS only adds spinning threads (and
+    # on a loaded 2-core machine makes the study several times slower), so one thread.
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _run(config, progress)
+
+
+def _run(config: StudyConfig, progress: Callable[[str], None] | None) -> StudyResult:
     records: list[Record] = []
     original: dict[int, float] = {}
     for seed in config.seeds:
