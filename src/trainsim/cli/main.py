@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "trainsim.cli.report_cmd",
     "trainsim.cli.schema_cmd",
     "trainsim.cli.workload_cmd",
+    "trainsim.cli.repurpose_cmd",
 )
 
 
