@@ -87,15 +87,17 @@ class RingPhase(RoundedPhase):
         for _ in range(self.first):
             self._insert()
 
-    def _ready(self) -> None:
+    def _ready(self) -> bool:
+        """Send the next packet if one is due and a slot is free; False when none could go."""
         if not self.packets or self.sends_left == 0 or self.free == 0:
-            return
+            return False
         dst, src = self.packets.popleft()
         host = self.host
         host.send(self, dst, self.msg, src)
         host.recv(self, src, self.msg)
         self.sends_left -= 1
         self.free -= 1
+        return True
 
     def on_general(self, _arg: Any = None) -> None:
         self.free += 1
@@ -104,7 +106,8 @@ class RingPhase(RoundedPhase):
             if self.received < self.middle:
                 return
             for _ in range(self.first):
-                self._ready()
+                if not self._ready():  # nothing changes in between: the rest would fail too
+                    break
         else:
             self._ready()
         if self.sends_left == 0 and self.free == self.first:

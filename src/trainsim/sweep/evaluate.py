@@ -7,6 +7,7 @@ Metric names (seconds unless said): ``makespan_s``, ``finish_min_s``, ``compute_
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from trainsim.errors import ConfigError, InfeasibleError, TrainsimError
@@ -15,7 +16,7 @@ from trainsim.workload.graph import WorkloadGraph
 METRICS = ("makespan_s", "finish_min_s", "compute_mean_s", "comm_mean_s", "exposed_comm_max_s", "events")
 
 
-def build_workload(spec: dict[str, Any], npus: int) -> list[WorkloadGraph]:
+def build_workload(spec: dict[str, Any], npus: int) -> Sequence[WorkloadGraph]:
     """Rank graphs from a workload mapping (one key: collective, data_parallel, shift or chakra)."""
     from trainsim.workload import micro
 

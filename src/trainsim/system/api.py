@@ -13,14 +13,20 @@ from typing import Any
 
 from trainsim.config.types import Platform
 from trainsim.engine import EventQueue
-from trainsim.errors import ConfigError
+from trainsim.errors import ConfigError, TrainsimError
 from trainsim.network import AnalyticalNetwork
 from trainsim.network.congestion_aware import CongestionAwareNetwork
 from trainsim.network.flow import FlowNetwork
 from trainsim.network.protocol import NetworkBackend
 from trainsim.system.executor import Executor
+from trainsim.system.representative import (
+    SymmetryBroken,
+    representative_graph,
+    representative_run,
+)
 from trainsim.system.result import RunResult
 from trainsim.workload.graph import WorkloadGraph
+from trainsim.workload.micro import ReplicatedGraphs
 
 BACKENDS = ("congestion_unaware", "congestion_aware", "flow")
 COMPAT_MODES = ("default", "astra")
@@ -52,12 +58,20 @@ def simulate(
     *,
     backend: str = "congestion_unaware",
     compat: str | None = None,
+    symmetry: bool = True,
 ) -> RunResult:
     """Run one step of ``graphs`` (one per rank) on ``platform``.
 
     ``compat`` ``"astra"`` reproduces ASTRA-sim's arithmetic (whole-ns truncations, integer
     memory bandwidth, ...); ``"default"`` is exact. ``None`` takes the platform's own mode
-    (``"astra"`` for ASTRA-sim's input files)."""
+    (``"astra"`` for ASTRA-sim's input files).
+
+    ``symmetry`` (default on) lets equivalent ranks be simulated once: the whole step by one
+    representative rank when every rank runs the same graph of compute and whole-machine
+    collectives on a vertex-transitive network (``system/representative.py``), else each
+    symmetric collective by one representative (``system/symmetric.py``); the result is the
+    same as with ``symmetry=False``, which simulates every rank (the slow reference path).
+    ``result.info["symmetry"]`` says which path ran, or why the fast one could not."""
     compat = compat or platform.compat
     compat_astra = _check_compat(compat)
     npus = platform.network.npus
@@ -67,21 +81,39 @@ def simulate(
             file=platform.network.source or None,
             field="npus_count",
         )
+    how = "off"
+    if symmetry:
+        graph = representative_graph(platform, graphs, backend)
+        blocker = graph if isinstance(graph, str) else ""
+        if not isinstance(graph, str):
+            try:
+                result = representative_run(
+                    platform,
+                    graph,
+                    lambda q: make_network(platform, q, backend, compat_astra=compat_astra),
+                    compat_astra=compat_astra,
+                )
+            except (SymmetryBroken, TrainsimError) as exc:
+                blocker = str(exc) or type(exc).__name__
+            else:
+                result.info.update({"backend": backend, "compat": compat, "npus": npus, "symmetry": "representative"})
+                return result
+        how = f"per collective (whole step not symmetric: {blocker})"
     queue = EventQueue()
     network = make_network(platform, queue, backend, compat_astra=compat_astra)
-    collectives = _collective_runtime(platform, network, queue, compat_astra)
+    collectives = _collective_runtime(platform, network, queue, compat_astra, symmetry)
     executor = Executor(platform, graphs, network, queue, collectives=collectives, compat_astra=compat_astra)
     result = executor.run()
-    result.info.update({"backend": backend, "compat": compat, "npus": npus})
+    result.info.update({"backend": backend, "compat": compat, "npus": npus, "symmetry": how})
     return result
 
 
-def _collective_runtime(platform: Platform, network: NetworkBackend, queue: EventQueue, compat_astra: bool) -> Any:
+def _collective_runtime(platform: Platform, network: NetworkBackend, queue: EventQueue, compat_astra: bool, symmetry: bool = True) -> Any:
     try:
         from trainsim.system.collective_runtime import CollectiveRuntime
     except ImportError:
         return None
-    return CollectiveRuntime(platform, network, queue, compat_astra=compat_astra)
+    return CollectiveRuntime(platform, network, queue, compat_astra=compat_astra, symmetry=symmetry)
 
 
 def load_inputs(
@@ -92,7 +124,7 @@ def load_inputs(
     system: str | Path | None = None,
     memory: str | Path | None = None,
     comm_groups: str | Path | None = None,
-) -> tuple[Platform, list[WorkloadGraph]]:
+) -> tuple[Platform, Sequence[WorkloadGraph]]:
     """Resolve a platform (object, native YAML, or ASTRA-sim's files) and the rank graphs."""
     if isinstance(platform, Platform):
         plat = platform
@@ -120,7 +152,7 @@ def load_inputs(
 
         graphs = read_workload(str(workload), plat.network.npus)
     else:
-        graphs = list(workload)
+        graphs = workload if isinstance(workload, ReplicatedGraphs) else list(workload)
     return plat, graphs
 
 

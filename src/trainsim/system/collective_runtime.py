@@ -14,10 +14,11 @@ injection serialized per outgoing link: ``injection``). docs/collectives.md list
 differences.
 
 Symmetry: when every member of a whole-machine collective issues it at the same tick, the
-runtime is otherwise idle, the backend is the congestion-unaware analytical one and every
-phase's algorithm is symmetric (ring, direct, halving-doubling), one representative rank is
-simulated and every member finishes at its time; the result is exact (see
-tests/system/test_symmetry.py). Times in ns, sizes in bytes.
+runtime is otherwise idle, the backend allows it (``symmetric.symmetric_backend``: the
+congestion-unaware analytical one, or the congestion-aware one while every message crosses one
+link) and every phase's algorithm is symmetric (ring, direct, halving-doubling), one
+representative rank is simulated (``symmetric.SymmetricRunner``) and every member finishes at
+its time; the result is exact (tests/system/test_symmetry.py). Times in ns, sizes in bytes.
 """
 
 from __future__ import annotations
@@ -39,10 +40,10 @@ from trainsim.system.collective_engine import (
     CollectiveRecord,
     Engine,
     RankWork,
-    SymmetricEngine,
 )
 from trainsim.system.injection import InjectionPorts
 from trainsim.system.inter_dim import RoundRobin, ThemisGreedy, baseline_order
+from trainsim.system.symmetric import SymmetricRunner, symmetric_backend
 
 _AR, _AG, _RS, _A2A = (
     int(CommType.ALL_REDUCE),
@@ -115,6 +116,8 @@ class CollectiveRuntime:
         self.npus = topo.npus
         self._bandwidths = [d.bandwidth for d in platform.network.dims]
         self._unaware = isinstance(network, AnalyticalNetwork)
+        self._symmetric_backend = symmetric_backend(network, topo)
+        self._symmetric: SymmetricRunner | None = None
         self._engine_kwargs: dict[str, Any] = dict(
             endpoint_ns=sysspec.endpoint_delay_ns,
             local_mem_bw=sysspec.local_mem_bw,
@@ -358,8 +361,7 @@ class CollectiveRuntime:
                 self._in_flight[(rank, id(work))] = work
                 self.queue.schedule(float(request.duration_ns), self._replay_done, work)
             return
-        if self._symmetric_ok(inst, pending):
-            self._run_symmetric(inst, pending)
+        if self._symmetric_ok(inst, pending) and self._run_symmetric(inst, pending):
             return
         for rank, request, on_done, arg, _t in pending:
             busy = self._sym_busy.get(rank)
@@ -404,7 +406,7 @@ class CollectiveRuntime:
 
     # -- symmetry ----------------------------------------------------------------------------
     def _symmetric_ok(self, inst: _Instance, pending: list[Any]) -> bool:
-        if not (self.symmetry and self._unaware and inst.same_tick):
+        if not (self.symmetry and self._symmetric_backend and inst.same_tick):
             return False
         if len(pending) != len(inst.members) or inst.issued != len(inst.members):
             return False
@@ -417,49 +419,37 @@ class CollectiveRuntime:
             return False
         return all(spec.algo.kind != DOUBLE_BINARY_TREE for chunk in inst.chunks for spec in chunk)
 
-    def _run_symmetric(self, inst: _Instance, pending: list[Any]) -> None:
-        """Simulate one representative on a private clock; everyone finishes at its time."""
-        self.symmetric_runs += 1
-        now = self.queue.now
-        private = EventQueue()
-        private.now = now
-        rep_rank, rep_req, *_ = pending[0]
-        done: list[RankWork] = []
-        engine = SymmetricEngine(
-            private,
-            self.network,
-            self.topology,
-            injection=self._new_injection(),
-            on_rank_done=done.append,
-            **self._engine_kwargs,
-        )
-        # the representative starts from the same per-rank state as every member
-        engine.ranks[rep_rank] = self.engine.rank_state(rep_rank)
-        rep_work = self._new_work(rep_rank, inst, rep_req, lambda _a: None, None)
-        self.records.pop()
-        pri = self._priority(rep_rank, rep_req)
+    def _run_symmetric(self, inst: _Instance, pending: list[Any]) -> bool:
+        """Simulate one representative (``symmetric.SymmetricRunner``); every member finishes
+        at its time. False when the collective turns out not to be symmetric on this backend
+        (the caller then runs it rank by rank)."""
         assert inst.layout is not None
-        engine.start_rank(rep_work, inst.layout, inst.chunks, inst.tag_base, pri)
-        private.run()
-        if not done:
-            raise TraceError(
-                f"symmetric {_NAMES[inst.comm_type]} never finished",
-                rank=rep_rank,
-                node_id=rep_req.node_id,
+        if self._symmetric is None:
+            self._symmetric = SymmetricRunner(
+                self.network,
+                self.topology,
+                self._engine_kwargs,
+                injection=self._new_injection,
+                memo=self.compat_astra,
             )
-        end = rep_work.record.end_ns
+        outcome = self._symmetric.run(inst.layout, inst.chunks, inst.tag_base, self.queue.now)
+        if outcome is None:
+            return False
+        self.symmetric_runs += 1
+        self.queue.events_processed += outcome.events
+        end = outcome.end_ns
         works = []
         for rank, request, on_done, arg, _t in pending:
-            if rank != rep_rank:
-                self._priority(rank, request)
+            self._priority(rank, request)
             work = self._new_work(rank, inst, request, on_done, arg)
-            work.record.dim_bytes = list(rep_work.record.dim_bytes)
+            work.record.dim_bytes = list(outcome.dim_bytes)
             work.record.end_ns = end
             self._in_flight[(rank, id(work))] = work
             self._sym_busy[rank] = end
             works.append(work)
         self._instances.pop(inst.key, None)
         self.queue.schedule_at(end, self._symmetric_done, works)
+        return True
 
     def _symmetric_done(self, works: list[RankWork]) -> None:
         for work in works:

@@ -7,9 +7,11 @@ communication node (collective, send, receive) of the rank is in flight.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from trainsim.ranked import PerRank
 from trainsim.workload.graph import WorkloadGraph
 
 
@@ -25,6 +27,24 @@ class RankResult:
     nodes: int = 0
 
 
+class UniformRanks(PerRank[RankResult]):
+    """Every rank's result when all ranks behave as one representative
+    (``system/representative.py``): item i is the representative's result with ``rank = i``,
+    made on access, so 65,536 ranks cost one object."""
+
+    __slots__ = ("template",)
+
+    def __init__(self, template: RankResult, npus: int) -> None:
+        super().__init__(npus)
+        self.template = template
+
+    def item(self, rank: int) -> RankResult:
+        return replace(self.template, rank=rank)
+
+    def __repr__(self) -> str:
+        return f"UniformRanks({self.template!r}, npus={self.npus})"
+
+
 @dataclass
 class NodeTimeline:
     """When each node of one rank's graph was issued and completed (ns; -1 = never)."""
@@ -37,7 +57,7 @@ class NodeTimeline:
 @dataclass
 class RunResult:
     makespan_s: float
-    ranks: list[RankResult]
+    ranks: Sequence[RankResult]
     events: int = 0
     info: dict[str, Any] = field(default_factory=dict)
     timelines: list[NodeTimeline] = field(default_factory=list, repr=False)

@@ -13,8 +13,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from scipy.sparse import csr_matrix
-from scipy.sparse.csgraph import dijkstra
 
 from trainsim.config.types import NetworkSpec
 from trainsim.errors import ConfigError
@@ -98,6 +96,11 @@ def graph_from_edges(npus: int, edges: list[tuple[int, int, float, float]], *, s
             raise ConfigError(f"bad edge {a} - {b}: bandwidth {bw} B/s, latency {lat} ns (need a != b, bandwidth > 0, latency >= 0)", file=source or None)
         g.add_link(a, b, bw, lat)
         g.add_link(b, a, bw, lat)
+    # scipy is imported here, not at the top: it is needed for user graphs only and costs a
+    # sixth of a second of start-up to every other run
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import dijkstra
+
     weights = np.asarray(g.latency_ns) + 1e-6  # the epsilon prefers fewer hops on equal latency
     matrix = csr_matrix((weights, (g.link_src, g.link_dst)), shape=(devices, devices))
     predecessors: dict[int, np.ndarray] = {}

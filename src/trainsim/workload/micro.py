@@ -3,8 +3,8 @@
 These are the shapes of ASTRA-sim's microbenchmarks and of reference-results' ``dp`` graphs
 (reference-results/README.md): a ``dp`` step has L forward compute nodes, L backward compute
 nodes in reverse layer order, and one all-reduce per layer depending on its backward node.
-Every rank gets the same arrays (one graph, shallow copies per rank), so a 65,536-rank
-workload costs one graph. Sizes in bytes, times in seconds.
+Every rank gets the same arrays (:class:`ReplicatedGraphs`: one graph, a shallow copy per rank
+made on access), so a 65,536-rank workload costs one graph. Sizes in bytes, times in seconds.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import copy
 
 from trainsim.enums import CommType, NodeType
 from trainsim.errors import ConfigError
+from trainsim.ranked import PerRank
 from trainsim.workload.graph import GraphBuilder, WorkloadGraph
 
 COLLECTIVE_NAMES = {
@@ -41,17 +42,28 @@ def comm_type_named(name: str) -> CommType:
     return found
 
 
-def replicate(graph: WorkloadGraph, npus: int) -> list[WorkloadGraph]:
-    """``npus`` rank graphs sharing ``graph``'s arrays (only the ``rank`` field differs)."""
-    out = []
-    for rank in range(npus):
-        g = copy.copy(graph)
+class ReplicatedGraphs(PerRank[WorkloadGraph]):
+    """``npus`` rank graphs sharing one graph's arrays: item i is a shallow copy with
+    ``rank = i``, made on access, so the sequence costs one graph whatever ``npus`` is."""
+
+    __slots__ = ("graph",)
+
+    def __init__(self, graph: WorkloadGraph, npus: int) -> None:
+        super().__init__(npus)
+        self.graph = graph
+
+    def item(self, rank: int) -> WorkloadGraph:
+        g = copy.copy(self.graph)
         g.rank = rank
-        out.append(g)
-    return out
+        return g
 
 
-def collective_workload(npus: int, collective: str | int, size_bytes: int, *, involved_dim: tuple[bool, ...] | None = None) -> list[WorkloadGraph]:
+def replicate(graph: WorkloadGraph, npus: int) -> ReplicatedGraphs:
+    """``npus`` rank graphs sharing ``graph``'s arrays (only the ``rank`` field differs)."""
+    return ReplicatedGraphs(graph, npus)
+
+
+def collective_workload(npus: int, collective: str | int, size_bytes: int, *, involved_dim: tuple[bool, ...] | None = None) -> ReplicatedGraphs:
     """One COMM_COLL node of ``size_bytes`` on every rank (ASTRA-sim's microbenchmarks)."""
     comm_type = CommType(collective) if isinstance(collective, int) else comm_type_named(collective)
     if size_bytes < 0:
@@ -63,7 +75,7 @@ def collective_workload(npus: int, collective: str | int, size_bytes: int, *, in
 
 def data_parallel_workload(
     npus: int, layers: int, allreduce_bytes: int, *, forward_s: float = 100e-6, backward_s: float = 200e-6
-) -> list[WorkloadGraph]:
+) -> ReplicatedGraphs:
     """A data-parallel training step: forward over ``layers``, backward in reverse, and one
     all-reduce of ``allreduce_bytes`` per layer after its backward compute."""
     if layers < 1:
