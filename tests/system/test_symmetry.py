@@ -234,3 +234,26 @@ def test_replicated_graphs_and_uniform_ranks_behave_as_sequences():
     assert [r.rank for r in ranks] == [0, 1, 2, 3, 4]
     assert ranks[-1].rank == 4 and [r.rank for r in ranks[2:4]] == [2, 3]
     assert len(result.to_dict()["ranks"]) == 5
+
+
+def test_congestion_aware_symmetry_waits_for_idle_links():
+    """Other traffic on the shared links (a send still in flight) rules the representative out."""
+    from trainsim.collectives import LogicalLayout, chunk_phases
+    from trainsim.engine import EventQueue
+    from trainsim.network.congestion_aware import CongestionAwareNetwork
+    from trainsim.system.collective_runtime import CollectiveRuntime
+    from trainsim.system.symmetric import SymmetricRunner
+
+    plat = platform([("Ring", 4)])
+    queue = EventQueue()
+    net = CongestionAwareNetwork(plat.network, queue, compat_astra=True)
+    runtime = CollectiveRuntime(plat, net, queue, compat_astra=True)
+    assert runtime._symmetric_backend
+    layout = LogicalLayout(runtime.topology, ("ring",))
+    chunks = [chunk_phases(0, MiB, [0], layout.algos, layout.sizes, local_bw_aware=True)]
+    runner = SymmetricRunner(net, runtime.topology, runtime._engine_kwargs, injection=lambda: None, memo=True)
+    assert runner.run(layout, chunks, 0, 0.0) is not None
+    net.send(0, 2, MiB, lambda _a: None)
+    assert runner.run(layout, chunks, 0, 0.0) is None
+    queue.run()
+    assert runner.run(layout, chunks, 0, queue.now) is not None

@@ -56,6 +56,7 @@ class CongestionAwareNetwork:
         self.link_peak_queue = [0] * n
         self.bytes_sent = 0
         self.messages_sent = 0
+        self.messages_delivered = 0  # sent minus delivered = messages on the links now
         # (start ns, end ns, dim, bytes) of every link transmission when not None
         self.transfers: list[tuple[float, float, int, int]] | None = None
 
@@ -71,6 +72,7 @@ class CongestionAwareNetwork:
         self.messages_sent += 1
         route = self.graph.route(src, dst)  # type: ignore[attr-defined]
         if not route:
+            self.messages_delivered += 1  # crosses no link
             self.queue.schedule(0.0, on_arrival, arg)
             return
         self._enter_link([route, 0, nbytes, on_arrival, arg])
@@ -118,6 +120,7 @@ class CongestionAwareNetwork:
         if msg[1] < len(msg[0]):
             self._enter_link(msg)
         else:
+            self.messages_delivered += 1
             msg[3](msg[4])
 
     def dim_capacity(self) -> list[float]:

@@ -114,6 +114,7 @@ class CollectiveRuntime:
             topo = MultiDimTopology([d.kind for d in platform.network.dims], platform.network.sizes)
         self.topology = topo
         self.npus = topo.npus
+        self._all_ranks = tuple(range(self.npus))  # one shared tuple: O(1) "whole machine" tests
         self._bandwidths = [d.bandwidth for d in platform.network.dims]
         self._unaware = isinstance(network, AnalyticalNetwork)
         self._symmetric_backend = symmetric_backend(network, topo)
@@ -185,7 +186,7 @@ class CollectiveRuntime:
         inst = self._instances.get(ikey)
         now = self.queue.now
         if inst is None:
-            members = tuple(range(self.npus)) if group is None else tuple(group)
+            members = self._all_ranks if group is None else tuple(group)
             phase_type = _MAPPED.get(ctype, ctype)
             size = int(request.size)
             if ctype in (int(CommType.GATHER), int(CommType.SCATTER)):
@@ -259,7 +260,8 @@ class CollectiveRuntime:
             return
         group = (
             None
-            if len(inst.members) == self.npus and inst.members == tuple(range(self.npus))
+            if inst.members is self._all_ranks
+            or (len(inst.members) == self.npus and inst.members == self._all_ranks)
             else inst.members
         )
         layout = self._layout(inst.phase_type, group)

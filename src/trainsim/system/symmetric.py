@@ -227,10 +227,12 @@ class SymmetricRunner:
         key = (id(layout), tuple(tuple(c) for c in chunks))
         if key in self._refused:
             return None
+        congestion_aware = type(self.network) is CongestionAwareNetwork
+        if congestion_aware and self.network.messages_sent != self.network.messages_delivered:
+            return None  # other traffic (sends) still on the links: they are shared
         hit = self._collective_memo.get(key) if self.memo else None
         if hit is not None:
             return SymmetricOutcome(start_ns + hit[0], hit[1], 0)
-        congestion_aware = type(self.network) is CongestionAwareNetwork
         phase_memo = self.memo and (
             not congestion_aware or (self._links_ok() and all(d.kind == NET for d in layout.dims))
         )
