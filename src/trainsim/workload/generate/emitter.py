@@ -40,6 +40,7 @@ class Emitter:
         self.tail: int | None = None
         self.roles: list[int] = []
         self._op_time: dict[Op, float] = {}
+        self._totals_cache: dict[int, tuple[tuple[Op, ...], tuple[float, float, int]]] = {}
         self.compute_s = 0.0
 
     def _id(self) -> int:
@@ -60,16 +61,26 @@ class Emitter:
         deps += [d for d in extra if d is not None and d not in deps]
         return deps
 
-    def compute(self, name: str, ops: Sequence[Op], extra_deps: Sequence[int] = (), *, duration_s: float | None = None) -> int:
+    def _totals(self, ops: tuple[Op, ...]) -> tuple[float, float, int]:
+        """(seconds, FLOPs, bytes) of a tuple of ops, cached by the tuple's identity (the
+        generators reuse one tuple per compiled step)."""
+        hit = self._totals_cache.get(id(ops))
+        if hit is None or hit[0] is not ops:
+            totals = (sum(self.op_time(op) for op in ops), float(sum(op.flops for op in ops)), int(sum(op.nbytes for op in ops)))
+            hit = (ops, totals)
+            self._totals_cache[id(ops)] = hit
+        return hit[1]
+
+    def compute(self, name: str, ops: tuple[Op, ...], extra_deps: Sequence[int] = ()) -> int:
         """One COMP node for ``ops`` (durations summed), chained after ``tail``."""
-        dur = sum(self.op_time(op) for op in ops) if duration_s is None else duration_s
+        dur, flops, nbytes = self._totals(ops)
         nid = self.builder.add(
             self._id(),
             NodeType.COMP_NODE,
             name,
             duration_s=dur,
-            num_ops=float(sum(op.flops for op in ops)),
-            tensor_size=int(sum(op.nbytes for op in ops)),
+            num_ops=flops,
+            tensor_size=nbytes,
             data_deps=self._deps(extra_deps, True),
         )
         self.roles.append(0)
