@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "trainsim.cli.schema_cmd",
     "trainsim.cli.workload_cmd",
     "trainsim.cli.repurpose_cmd",
+    "trainsim.cli.generate_cmd",
 )
 
 
