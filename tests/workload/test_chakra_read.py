@@ -30,7 +30,7 @@ LEGACY = {
         "54 communication node(s) lack comm_size; taken as 0 bytes"
     ),
     "reference-workloads/astra-sim-legacy-2024/onecomm_allreduce/one_comm_coll_node_allreduce.0.et": (
-        "1 comm_size attribute(s) stored as uint64_val, not int64_val; read as numbers"
+        "1 comm_size attribute(s) stored as uint64_val, not int64_val; converted"
     ),
     "reference-workloads/generated-by-chakra-1.0.0/et-generator/one_comm_send_node.0.et": (
         "1 communication node(s) lack comm_size; taken as 0 bytes"
@@ -203,3 +203,71 @@ def test_write_workload_encodes_shared_graphs_once_and_reads_back(shared, tmp_pa
     again = read_workload(tmp_path / "out" / "dp", 8)
     assert again[7].rank == 7 and again[7].ids is again[0].ids
     assert again[0].names == graphs[0].names
+
+
+def _tolerance_file(path: Path) -> Path:
+    """Two nodes with every tolerated oddity: non-standard integer cases, an int list for
+    involved_dim, unusable and repeated standard attributes, an unknown node type and an
+    unknown Node field (11, as chakra's proposed storage nodes add)."""
+    from trainsim.workload import chakra_schema as schema
+    from trainsim.workload.chakra_wire import encode_varint
+
+    odd = schema.Node(id=1, name="odd", type=NodeType.COMM_COLL_NODE)
+    odd.attr.add(name="is_cpu_op", int32_val=0)  # STG writes int32
+    odd.attr.add(name="comm_type", uint32_val=CommType.ALL_GATHER)
+    odd.attr.add(name="comm_size", double_val=1024.0)
+    odd.attr.add(name="pg_name", int64_val=3)
+    odd.attr.add(name="involved_dim").int32_list.values.extend([1, 0, 1])
+    odd.attr.add(name="tensor_size", string_val="big")  # unusable: dropped
+    odd.attr.add(name="comm_src", uint64_val=5_000_000_000)  # out of int32: dropped
+    odd.attr.add(name="comm_tag", sint32_val=7)
+    odd.attr.add(name="comm_tag", int32_val=8)  # repeated: the first wins
+    odd.attr.add(name="rf_id", int64_val=-1)  # not standard: kept in extra
+    storage = schema.Node(id=2, name="storage", type=8, data_deps=[1]).SerializeToString()
+    storage += b"\x5a\x02\x08\x01"  # field 11 (LEN) = {1: 1}, unknown to the schema
+    metadata = schema.GlobalMetadata(version="1.0.0").SerializeToString()
+    with open(path, "wb") as out:
+        for message in (metadata, odd.SerializeToString(), storage):
+            out.write(encode_varint(len(message)) + message)
+    return path
+
+
+def test_tolerated_oddities_are_converted_or_dropped_with_one_warning_each(tmp_path):
+    with pytest.warns(TraceWarning):
+        graph = read_rank(_tolerance_file(tmp_path / "odd.0.et"))
+    assert graph.warnings == [
+        "1 is_cpu_op attribute(s) stored as int32_val, not bool_val; converted",
+        "1 comm_type attribute(s) stored as uint32_val, not int64_val; converted",
+        "1 comm_size attribute(s) stored as double_val, not int64_val; converted",
+        "1 pg_name attribute(s) stored as int64_val, not string_val; converted",
+        "1 involved_dim attribute(s) stored as int32_list, not bool_list; converted",
+        "1 tensor_size attribute(s) ignored: given as string_val",
+        "1 comm_src attribute(s) ignored: outside 0..2147483647",
+        "1 comm_tag attribute(s) stored as sint32_val, not int32_val; converted",
+        "1 repeated comm_tag attribute(s) ignored; the first one is used",
+        "1 node(s) of a type unknown to trainsim ([8]) kept as read",
+    ]
+    assert not graph.is_cpu_op[0] and graph.present[0] & Attr.IS_CPU_OP
+    assert graph.comm_type[0] == CommType.ALL_GATHER and graph.comm_size[0] == 1024
+    assert graph.pg_name[0] == "3" and graph.involved_dim[0] == (True, False, True)
+    assert graph.comm_tag[0] == 7 and graph.comm_src[0] == -1
+    assert not graph.present[0] & (Attr.TENSOR_SIZE | Attr.COMM_SRC)
+    assert graph.types[1] == 8
+    assert b"rf_id" in graph.extra[0] and graph.extra[1] == b"\x5a\x02\x08\x01"
+
+
+def test_tolerated_file_is_rewritten_strictly_and_then_reads_clean(tmp_path):
+    from trainsim.workload import write_rank
+
+    with pytest.warns(TraceWarning):
+        graph = read_rank(_tolerance_file(tmp_path / "odd.0.et"))
+    rewritten = write_rank(tmp_path / "strict.0.et", graph)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TraceWarning)
+        with pytest.raises(TraceWarning, match=r"type unknown to trainsim \(\[8\]\)"):
+            read_rank(rewritten)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TraceWarning)
+        again = read_rank(rewritten)
+    assert again.warnings == ["1 node(s) of a type unknown to trainsim ([8]) kept as read"]
+    assert again.extra == graph.extra and again.pg_name == graph.pg_name

@@ -186,7 +186,7 @@ class _NodeDecoder:
             return
         if case != spec.case:
             self.tally.add(
-                f"{{n}} {spec.name} attribute(s) stored as {case}, not {spec.case}; read as numbers"
+                f"{{n}} {spec.name} attribute(s) stored as {case}, not {spec.case}; converted"
             )
         values[spec.name] = value
 

@@ -34,7 +34,9 @@ INTEGER_LIST_CASES = frozenset(case.replace("_val", "_list") for case in INTEGER
 
 
 class UnusableValue(ValueError):
-    """An attribute value that does not fit the model (out of range, not integral, not finite)."""
+    """An attribute value that does not fit the model (out of range, not integral, not finite).
+
+    Its message names the kind of problem, not the value, so that readers can count by kind."""
 
 
 def _as_flag(value: Any) -> bool:
@@ -44,10 +46,10 @@ def _as_flag(value: Any) -> bool:
 def _integer_in(low: int, high: int) -> Callable[[Any], int]:
     def convert(value: Any) -> int:
         if isinstance(value, float) and not value.is_integer():
-            raise UnusableValue(f"{value!r} is not a whole number")
+            raise UnusableValue("not a whole number")
         number = int(value)
         if not low <= number <= high:
-            raise UnusableValue(f"{number} is outside {low}..{high}")
+            raise UnusableValue(f"outside {low}..{high}")
         return number
 
     return convert
@@ -56,7 +58,7 @@ def _integer_in(low: int, high: int) -> Callable[[Any], int]:
 def _as_flops(value: Any) -> float:
     number = float(value)
     if not (math.isfinite(number) and 0 <= number <= INT64_MAX):
-        raise UnusableValue(f"{value!r} is not a FLOP count in 0..{INT64_MAX}")
+        raise UnusableValue(f"not a FLOP count in 0..{INT64_MAX}")
     return number
 
 
