@@ -313,3 +313,16 @@ def test_any_built_graph_round_trips(tmp_path_factory, nodes, data):
     graph = builder.build()
     path = write_rank(tmp_path_factory.mktemp("rt") / "g.0.et", graph)
     assert graph_differences(graph, read_rank(path)) == []
+
+
+def test_write_workload_writes_distinct_graphs_each_to_its_rank(shared, tmp_path):
+    from trainsim.workload import read_workload, write_workload
+
+    prefix = (
+        shared
+        / "reference-workloads/astra-sim-examples/custom_ring_allreduce_8npus_1MB/custom_allreduce"
+    )
+    graphs = read_workload(prefix, 8)
+    paths = write_workload(tmp_path / "ring", graphs)
+    for rank, path in enumerate(paths):
+        assert path.read_bytes() == Path(f"{prefix}.{rank}.et").read_bytes()

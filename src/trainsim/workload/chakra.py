@@ -372,14 +372,16 @@ def write_rank(path: str | os.PathLike[str], graph: WorkloadGraph) -> Path:
 def write_workload(prefix: str | os.PathLike[str], graphs: Sequence[WorkloadGraph]) -> list[Path]:
     """Write ``graphs[r]`` to ``<prefix>.<r>.et``; graphs sharing their content are encoded once."""
     paths: list[Path] = []
+    written_by_ids: dict[int, tuple[WorkloadGraph, Path]] = {}  # id(graph.ids) -> first writer
     for rank, graph in enumerate(graphs):
         path = rank_file(prefix, rank)
         path.parent.mkdir(parents=True, exist_ok=True)
-        twin = next((r for r in range(rank) if _same_content(graphs[r], graph)), None)
-        if twin is None:
-            write_rank(path, graph)
+        twin = written_by_ids.get(id(graph.ids))
+        if twin is not None and _same_content(twin[0], graph):
+            shutil.copyfile(twin[1], path)
         else:
-            shutil.copyfile(paths[twin], path)
+            write_rank(path, graph)
+            written_by_ids.setdefault(id(graph.ids), (graph, path))
         paths.append(path)
     return paths
 
