@@ -22,7 +22,9 @@ def test_generate_writes_rank_files_and_groups(tmp_path):
     from trainsim.workload.chakra import read_workload
 
     graphs = read_workload(str(prefix), 8)
-    assert len(graphs[3]) == summary["nodes_per_stage"][1]
+    # Megatron order (TP innermost, then DP, then PP): rank 3 is (tp 1, dp 1) of stage 0, rank 4 starts stage 1
+    assert len(graphs[3]) == summary["nodes_per_stage"][0]
+    assert len(graphs[4]) == summary["nodes_per_stage"][1]
 
 
 def test_generate_infeasible_exit_code(tmp_path, capsys):
