@@ -17,7 +17,7 @@ EXIT_USER_ERROR = 2
 EXIT_INFEASIBLE = 3
 EXIT_DEADLOCK = 4
 
-COMMAND_MODULES = ("trainsim.cli.run_cmd",)
+COMMAND_MODULES = ("trainsim.cli.run_cmd", "trainsim.cli.optimize_cmd")
 
 
 def _register_commands() -> None:
