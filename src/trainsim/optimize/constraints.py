@@ -31,6 +31,7 @@ from scipy.optimize import linprog
 from trainsim.errors import ConfigError, InfeasibleError
 
 SENSES = ("==", "<=", ">=")
+_IMPLICIT = "(bandwidths are non-negative)"
 _TOKEN = re.compile(
     r"\s*(?:(?P<num>\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)"
     r"|(?P<var>(?:BW|B)\s*\[\s*\d+\s*\]|(?:BW|B)\d+|sum|total)"
@@ -70,10 +71,14 @@ class ConstraintConflictError(InfeasibleError):
 
     def __init__(self, conflicting: Sequence[str]) -> None:
         self.conflicting = list(conflicting)
-        listed = "; ".join(repr(c) for c in self.conflicting)
+        given = [c for c in self.conflicting if c.endswith(_IMPLICIT)]
+        stated = [c for c in self.conflicting if not c.endswith(_IMPLICIT)]
+        listed = "; ".join(repr(c) for c in stated)
+        if given:
+            listed += " (with " + ", ".join(c[: -len(_IMPLICIT)].strip() for c in given) + ", as bandwidths are non-negative)"
         super().__init__(
-            f"the bandwidth constraints cannot all hold: these {len(self.conflicting)} conflict "
-            f"(removing any one of them resolves this conflict): {listed}",
+            f"the bandwidth constraints cannot all hold: these conflict, and dropping any one of "
+            f"them resolves the conflict: {listed}",
             hint="change or drop one of the listed constraints",
         )
 
@@ -195,7 +200,7 @@ def bound_constraints(bounds: Sequence[tuple[float | None, float | None]] | None
 
 def nonnegativity(ndims: int) -> list[LinearConstraint]:
     return [
-        LinearConstraint(tuple(1.0 if k == d else 0.0 for k in range(ndims)), ">=", 0.0, f"B{d} >= 0 (bandwidths are non-negative)")
+        LinearConstraint(tuple(1.0 if k == d else 0.0 for k in range(ndims)), ">=", 0.0, f"B{d} >= 0 {_IMPLICIT}")
         for d in range(ndims)
     ]
 
