@@ -119,7 +119,7 @@ def print_result(console: Console, result: BandwidthResult, dim_bytes: list[np.n
     for name in ("constraint", "value", "holds", "binding", "shadow price (s per unit)"):
         cons.add_column(name, justify="right")
     for c in result.constraints:
-        price = "" if c.marginal_s is None or not c.binding else f"{c.marginal_s:.4g}"
+        price = "" if c.marginal_s is None or not c.binding else f"{c.marginal_s + 0.0:.4g}"
         cons.add_row(c.text, f"{c.activity:.4f}", "yes" if c.holds else "NO", "yes" if c.binding else "", price)
     console.print(cons)
     console.print(f"certified optimality gap: {result.gap:.2e}")

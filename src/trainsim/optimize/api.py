@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from trainsim.errors import ConfigError
+from trainsim.errors import ConfigError, InfeasibleError
 from trainsim.optimize.bandwidth import BandwidthResult, optimize_bandwidth
 from trainsim.optimize.constraints import LinearConstraint, parse_constraints
 from trainsim.optimize.cost import cost_coefficients
@@ -113,12 +113,20 @@ def budget_sweep(
     cost_coeffs: Sequence[float] | np.ndarray | None = None,
 ) -> list[SweepPoint]:
     """Optimum and equal split for each total budget; a total-bandwidth equality among
-    ``constraints`` is replaced by the swept one, the other constraints are kept."""
+    ``constraints`` is replaced by the swept one, the other constraints are kept. Budgets the
+    other constraints rule out are left out; none left is the last budget's error."""
     kept = [c for c in parse_constraints(constraints, network.ndims) if not _is_total(c)]
     points = []
+    error: InfeasibleError | None = None
     for b in budgets:
         total = LinearConstraint((1.0,) * network.ndims, "==", float(b), f"sum == {b:g}")
-        res = optimize_bandwidth(network, workloads, [*kept, total], objective=objective, cost_coeffs=cost_coeffs)
+        try:
+            res = optimize_bandwidth(network, workloads, [*kept, total], objective=objective, cost_coeffs=cost_coeffs)
+        except InfeasibleError as exc:
+            error = exc
+            continue
         points.append(SweepPoint(float(b), tuple(float(x) for x in res.bandwidths_gbps), res.time_s,
                                  res.equal_time_s, res.cost, res.equal_cost))
+    if not points and error is not None:
+        raise error
     return points
