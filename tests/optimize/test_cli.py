@@ -6,6 +6,7 @@ import pytest
 
 from tests.optimize.conftest import libra_path
 from trainsim.cli.main import EXIT_INFEASIBLE, EXIT_USER_ERROR, main
+from trainsim.optimize.verify import has_collective_runtime
 
 
 def _args(dims="3d", workload="ResNet_50", comm="ResNet_50_3d.yml"):
@@ -58,3 +59,17 @@ def test_conflicting_constraints_exit_infeasible(capsys):
 def test_bad_constraint_is_a_user_error(capsys):
     assert main([*_args(), "--constraint", "B7 == 1"]) == EXIT_USER_ERROR
     assert "B7 names dimension 7" in capsys.readouterr().err
+
+
+
+@pytest.mark.skipif(has_collective_runtime(), reason="checks the message shown without the collective runtime")
+def test_verify_without_runtime_says_why(capsys):
+    assert main([*_args(), "--constraint", "sum == 500", "--verify"]) == EXIT_USER_ERROR
+    assert "collective runtime" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_verify_simulates_both_allocations(capsys):
+    pytest.importorskip("trainsim.system.collective_runtime", reason="simulating collectives needs the collective runtime")
+    assert main([*_args(), "--constraint", "sum == 500", "--verify"]) == 0
+    assert "simulated: optimum" in capsys.readouterr().out
