@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "trainsim.cli.workload_cmd",
     "trainsim.cli.repurpose_cmd",
     "trainsim.cli.generate_cmd",
+    "trainsim.cli.optimize_cmd",
 )
 
 
