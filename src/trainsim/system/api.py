@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +52,7 @@ def simulate(
     *,
     backend: str = "congestion_unaware",
     compat: str | None = None,
+    progress: Callable[[float, int, int], None] | None = None,
 ) -> RunResult:
     """Run one step of ``graphs`` (one per rank) on ``platform``.
 
@@ -71,7 +72,7 @@ def simulate(
     network = make_network(platform, queue, backend, compat_astra=compat_astra)
     collectives = _collective_runtime(platform, network, queue, compat_astra)
     executor = Executor(platform, graphs, network, queue, collectives=collectives, compat_astra=compat_astra)
-    result = executor.run()
+    result = executor.run(progress)
     result.info.update({"backend": backend, "compat": compat, "npus": npus})
     return result
 

@@ -86,10 +86,16 @@ class Executor:
 
     # -- main loop -----------------------------------------------------------------------
 
-    def run(self) -> RunResult:
+    def run(self, progress: Callable[[float, int, int], None] | None = None) -> RunResult:
+        """Simulate to the end. ``progress(simulated_ns, nodes_done, nodes_total)`` is called
+        every 100,000 events when given."""
         for state in self.ranks:
             self._issue_ready(state)
-        self.queue.run()
+        if progress is None:
+            self.queue.run()
+        else:
+            total = sum(len(s.graph) for s in self.ranks)
+            self.queue.run(tick=lambda: progress(self.queue.now, sum(s.done for s in self.ranks), total))
         unfinished = [s for s in self.ranks if not s.finished]
         if unfinished:
             raise DeadlockError(
