@@ -65,6 +65,14 @@ def _check_positive(obj: Any, names: tuple[str, ...], *, allow_zero: bool = Fals
         _need(ok, cls, name, v, "a number >= 0" if allow_zero else "a number > 0")
 
 
+def _check_ints(obj: Any, names: tuple[str, ...], minimum: int) -> None:
+    cls = type(obj).__name__
+    for name in names:
+        v = getattr(obj, name)
+        ok = isinstance(v, int) and not isinstance(v, bool) and v >= minimum
+        _need(ok, cls, name, v, f"an integer >= {minimum}")
+
+
 @dataclass(frozen=True)
 class CellConfig:
     """Write pulses of a 2-bit cell (ns) and the program-and-verify iteration counts.
@@ -145,9 +153,7 @@ class SpareConfig:
     bits_per_fault: int = 10
 
     def __post_init__(self) -> None:
-        for name in ("spare_bits", "faults", "bits_per_fault"):
-            v = getattr(self, name)
-            _need(isinstance(v, int) and not isinstance(v, bool) and v >= 0, "SpareConfig", name, v, "an integer >= 0")
+        _check_ints(self, ("spare_bits", "faults", "bits_per_fault"), 0)
 
     @property
     def available_bits(self) -> int:
@@ -168,9 +174,7 @@ class MemoryConfig:
     burst_ns: float = 5.0
 
     def __post_init__(self) -> None:
-        for name in ("channels", "banks", "read_queue", "write_queue", "drain_high"):
-            v = getattr(self, name)
-            _need(isinstance(v, int) and v >= 1, "MemoryConfig", name, v, "an integer >= 1")
+        _check_ints(self, ("channels", "banks", "read_queue", "write_queue", "drain_high"), 1)
         _need(
             isinstance(self.drain_low, int) and 0 <= self.drain_low < self.drain_high,
             "MemoryConfig", "drain_low", self.drain_low, f"an integer in [0, drain_high={self.drain_high})",
@@ -199,9 +203,7 @@ class CoreConfig:
     instructions: int = 300_000
 
     def __post_init__(self) -> None:
-        for name in ("cores", "rob", "width", "instructions"):
-            v = getattr(self, name)
-            _need(isinstance(v, int) and v >= 1, "CoreConfig", name, v, "an integer >= 1")
+        _check_ints(self, ("cores", "rob", "width", "instructions"), 1)
         _need(0 < self.mpki <= 1000, "CoreConfig", "mpki", self.mpki, "a number in (0, 1000]")
         _check_positive(self, ("freq_ghz",))
         _need(
