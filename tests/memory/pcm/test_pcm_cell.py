@@ -38,8 +38,18 @@ def test_line_takes_its_slowest_cell():
 
 def test_cells_are_msb_first_pairs():
     line = bytes([0b01101100]) + bytes(63)
-    assert cell_levels(np.frombuffer(line, dtype=np.uint8))[0, :4].tolist() == [0b01, 0b10, 0b11, 0b00]
-    assert level_counts(cell_levels(np.frombuffer(line, dtype=np.uint8)))[0].tolist() == [253, 1, 1, 1]
+    assert cell_levels(np.frombuffer(line, dtype=np.uint8))[0, :4].tolist() == [
+        0b01,
+        0b10,
+        0b11,
+        0b00,
+    ]
+    assert level_counts(cell_levels(np.frombuffer(line, dtype=np.uint8)))[0].tolist() == [
+        253,
+        1,
+        1,
+        1,
+    ]
 
 
 def test_spread_distribution_is_clipped_rounded_normal():
@@ -48,7 +58,9 @@ def test_spread_distribution_is_clipped_rounded_normal():
     pmf = np.diff(s.cdf, prepend=0.0)
     assert pmf.sum() == pytest.approx(1.0)
     assert pmf[2] == pytest.approx(0.3829, abs=1e-4)  # P(|z| < 0.5)
-    assert pmf[0] == pytest.approx(pmf[4]) and pmf[4] == pytest.approx(0.0668, abs=1e-4)  # P(z >= 1.5)
+    assert pmf[0] == pytest.approx(pmf[4]) and pmf[4] == pytest.approx(
+        0.0668, abs=1e-4
+    )  # P(z >= 1.5)
 
 
 def test_max_sampler_matches_explicit_per_cell_draws():
@@ -70,7 +82,13 @@ def test_expected_max_grows_with_cells_and_spread_off_is_nominal():
     rng = np.random.default_rng(0)
     random_lines = rng.integers(0, 256, (50, 64), dtype=np.uint8)
     assert set(line_write_time_ns(random_lines, NO_SPREAD, rng).tolist()) == {1150.0}
-    assert set(line_write_time_ns(random_lines, CellConfig(), rng).tolist()) <= {850.0, 1000.0, 1150.0, 1300.0, 1450.0}
+    assert set(line_write_time_ns(random_lines, CellConfig(), rng).tolist()) <= {
+        850.0,
+        1000.0,
+        1150.0,
+        1300.0,
+        1450.0,
+    }
 
 
 def test_bad_cell_config_names_field_and_value():

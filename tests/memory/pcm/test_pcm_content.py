@@ -18,7 +18,9 @@ def test_each_kind_has_its_documented_shape():
     assert np.all(ptr >> 40 == 0x7F) and np.all(ptr % 16 == 0)
     assert np.all(ptr.max(axis=1) - ptr.min(axis=1) < 1 << 16)  # one region per line
     text = content.generate_kind("text", 10, rng)
-    assert bytes(text[0]).decode("ascii").replace(" ", "").replace(".", "").replace(",", "").isalpha()
+    assert (
+        bytes(text[0]).decode("ascii").replace(" ", "").replace(".", "").replace(",", "").isalpha()
+    )
 
 
 def test_mix_is_deterministic_and_follows_weights():
@@ -40,7 +42,10 @@ def test_package_lines_are_real_and_deterministic():
 @pytest.mark.parametrize(
     ("call", "match"),
     [
-        (lambda: content.generate_mix(4, {"zeros": 1, "floats": 1}), "unknown content kind 'floats'"),
+        (
+            lambda: content.generate_mix(4, {"zeros": 1, "floats": 1}),
+            "unknown content kind 'floats'",
+        ),
         (lambda: content.generate_mix(4, {"zeros": 0}), "sum to 0"),
         (lambda: content.content_lines("nonsense", 4), "unknown content source 'nonsense'"),
         (lambda: content.package_lines(4, "trainsim_no_such_pkg"), "not installed"),

@@ -14,7 +14,9 @@ def one_core(rob: int, instructions: int = 200_000, mpki: float = 10.0) -> Core:
     eq = EventQueue()
     # thousands of banks, no bursts: the memory is a pure 300 ns delay
     ctrl = Controller(eq, MemoryConfig(banks=4096, burst_ns=0.0), FixedService(LAT, LAT))
-    cfg = CoreConfig(cores=1, rob=rob, mpki=mpki, instructions=instructions, writebacks_per_miss=0.0)
+    cfg = CoreConfig(
+        cores=1, rob=rob, mpki=mpki, instructions=instructions, writebacks_per_miss=0.0
+    )
     core = Core(eq, ctrl.submit, cfg, seed=7, pool_size=1)
     core.start()
     eq.run()
@@ -26,7 +28,9 @@ def test_rob_of_one_serializes_misses():
     dt = core.dt
     expected_ns = core.cfg.instructions * dt + len(core.m) * (LAT - dt)
     assert core.finish_ns == pytest.approx(expected_ns, rel=0.002)
-    assert core.ipc == pytest.approx(core.cfg.instructions / (expected_ns * core.cfg.freq_ghz), rel=0.002)
+    assert core.ipc == pytest.approx(
+        core.cfg.instructions / (expected_ns * core.cfg.freq_ghz), rel=0.002
+    )
 
 
 def test_huge_rob_hides_all_but_the_longest_latency():

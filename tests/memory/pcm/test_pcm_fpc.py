@@ -55,11 +55,16 @@ def test_known_stream_bits():
 
 words_st = st.lists(
     st.one_of(
-        st.just(0), st.integers(-8, 7), st.integers(-128, 127), st.integers(-(2**15), 2**15 - 1),
-        st.integers(1, 0xFFFF).map(lambda h: h << 16), st.integers(0, 255).map(lambda b: b * 0x01010101),
+        st.just(0),
+        st.integers(-8, 7),
+        st.integers(-128, 127),
+        st.integers(-(2**15), 2**15 - 1),
+        st.integers(1, 0xFFFF).map(lambda h: h << 16),
+        st.integers(0, 255).map(lambda b: b * 0x01010101),
         st.integers(-(2**31), 2**31 - 1),
     ).map(lambda v: v & 0xFFFFFFFF),
-    min_size=16, max_size=16,
+    min_size=16,
+    max_size=16,
 )
 
 

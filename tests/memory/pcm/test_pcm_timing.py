@@ -41,7 +41,11 @@ def test_three_request_trace_reads_first_non_preemptive(tmp_path: Path):
 
 def test_write_drain_between_watermarks():
     # a read occupies bank 0 while 33 writes (one over the queue) and then 3 reads arrive
-    reqs = [(0.0, False, 0)] + [(1.0 + i, True, 16 * (i + 1)) for i in range(33)] + [(40.0 + i, False, 16 * (40 + i)) for i in range(3)]
+    reqs = (
+        [(0.0, False, 0)]
+        + [(1.0 + i, True, 16 * (i + 1)) for i in range(33)]
+        + [(40.0 + i, False, 16 * (40 + i)) for i in range(3)]
+    )
     ctrl = run(reqs)
     kinds = ["W" if r.is_write else "R" for r in ctrl.order]
     # full queue (32) -> drain down to 16 left: 17 writes (the waiting one refills the queue)
@@ -73,7 +77,9 @@ def test_full_read_queue_overflows_in_order_and_everything_completes():
     ctrl = run(reqs)
     assert [r.rid for r in ctrl.order] == list(range(40))
     assert len(ctrl.done) == 40
-    assert ctrl.utilization(ctrl.done[-1].done_ns) == pytest.approx(40 * READ / ctrl.done[-1].done_ns / 16)
+    assert ctrl.utilization(ctrl.done[-1].done_ns) == pytest.approx(
+        40 * READ / ctrl.done[-1].done_ns / 16
+    )
 
 
 def test_read_of_a_queued_write_is_forwarded():

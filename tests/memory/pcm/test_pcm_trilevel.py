@@ -17,7 +17,9 @@ def spare(bits: int, faults: int = 0) -> PcmConfig:
     return CFG.replace(**{"spare.spare_bits": bits, "spare.faults": faults})
 
 
-levels_st = st.lists(st.sampled_from([0, 1, 2, 3]), min_size=1, max_size=256).map(lambda v: np.array(v, dtype=np.uint8))
+levels_st = st.lists(st.sampled_from([0, 1, 2, 3]), min_size=1, max_size=256).map(
+    lambda v: np.array(v, dtype=np.uint8)
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -41,7 +43,9 @@ def test_payload_sizes_by_hand():
 lines_st = st.one_of(
     st.binary(min_size=64, max_size=64),
     st.sampled_from(["zeros", "small_int", "int16", "pointer"]).flatmap(
-        lambda k: st.integers(0, 2**31).map(lambda s, k=k: generate_kind(k, 1, np.random.default_rng(s))[0].tobytes())
+        lambda k: st.integers(0, 2**31).map(
+            lambda s, k=k: generate_kind(k, 1, np.random.default_rng(s))[0].tobytes()
+        )
     ),
 )
 
@@ -79,14 +83,20 @@ def test_no_spare_bits_means_every_line_falls_back(scheme):
 @pytest.mark.parametrize("scheme", [Scheme.TRI, Scheme.TRI_FPC])
 def test_more_spare_never_hurts_and_aging_takes_the_gain_away(scheme):
     lines, _ = generate_mix(3000, seed=2)
-    by_spare = [trilevel.profile_lines(lines, scheme, spare(b)) for b in (0, 4, 16, 32, 48, 61, 96, 128, 256)]
+    by_spare = [
+        trilevel.profile_lines(lines, scheme, spare(b))
+        for b in (0, 4, 16, 32, 48, 61, 96, 128, 256)
+    ]
     tri = [p.tri.mean() for p in by_spare]
     write = [p.expected_write_ns.mean() for p in by_spare]
     assert all(a <= b for a, b in zip(tri, tri[1:], strict=False))
     assert all(a >= b - 1e-9 for a, b in zip(write, write[1:], strict=False))
     per_line = np.stack([p.expected_write_ns for p in by_spare])
     assert np.all(np.diff(per_line, axis=0) <= 1e-9)  # line by line, too
-    aged = [trilevel.profile_lines(lines, scheme, spare(61, f)).expected_write_ns.mean() for f in range(7)]
+    aged = [
+        trilevel.profile_lines(lines, scheme, spare(61, f)).expected_write_ns.mean()
+        for f in range(7)
+    ]
     assert all(a <= b + 1e-9 for a, b in zip(aged, aged[1:], strict=False))
     assert aged[-1] == pytest.approx(by_spare[0].expected_write_ns.mean())
 

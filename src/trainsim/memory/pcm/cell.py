@@ -44,7 +44,10 @@ def as_lines(data: bytes | bytearray | NDArray[np.uint8]) -> NDArray[np.uint8]:
         arr = np.asarray(data, dtype=np.uint8)
     if arr.ndim == 1:
         if arr.size % LINE_BYTES:
-            raise ConfigError(f"got {arr.size} bytes, expected a multiple of {LINE_BYTES} (whole lines)", field="data")
+            raise ConfigError(
+                f"got {arr.size} bytes, expected a multiple of {LINE_BYTES} (whole lines)",
+                field="data",
+            )
         arr = arr.reshape(-1, LINE_BYTES)
     return arr
 
@@ -79,7 +82,10 @@ class Spread:
         hi = int(round(cfg.spread_clip))
         offsets = np.arange(-hi, hi + 1, dtype=np.int64)
         # P(offset <= k) = P(z*sd < k + 0.5) for k < hi; the clip folds the tails onto +-hi.
-        upper = [0.5 * (1.0 + math.erf((k + 0.5) / (cfg.spread_sd * math.sqrt(2.0)))) for k in offsets[:-1]]
+        upper = [
+            0.5 * (1.0 + math.erf((k + 0.5) / (cfg.spread_sd * math.sqrt(2.0))))
+            for k in offsets[:-1]
+        ]
         return cls(offsets, np.array([*upper, 1.0]))
 
     def max_offset(self, n_cells: IntArray, u: FloatArray) -> IntArray:
@@ -123,7 +129,9 @@ def write_time_ns(
     return cfg.reset_ns + cfg.set_ns * iters
 
 
-def mlc_groups(cfg: CellConfig, counts: IntArray) -> tuple[tuple[tuple[IntArray, IntArray], ...], IntArray]:
+def mlc_groups(
+    cfg: CellConfig, counts: IntArray
+) -> tuple[tuple[tuple[IntArray, IntArray], ...], IntArray]:
     """Program-and-verify groups and fixed pulses of lines stored as plain 4-level MLC."""
     n01, n10, n11 = counts[:, 1], counts[:, 2], counts[:, 3]
     groups = (
@@ -134,7 +142,9 @@ def mlc_groups(cfg: CellConfig, counts: IntArray) -> tuple[tuple[tuple[IntArray,
 
 
 def line_write_time_ns(
-    data: bytes | NDArray[np.uint8], cfg: CellConfig | None = None, rng: np.random.Generator | None = None
+    data: bytes | NDArray[np.uint8],
+    cfg: CellConfig | None = None,
+    rng: np.random.Generator | None = None,
 ) -> FloatArray:
     """Write time (ns) of lines stored as plain MLC, one value per 64 B line.
 

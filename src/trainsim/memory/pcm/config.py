@@ -96,14 +96,21 @@ class CellConfig:
         _check_positive(self, ("spread_clip",), allow_zero=True)
         it = self.iterations
         _need(
-            isinstance(it, tuple) and len(it) == 4 and all(isinstance(i, int) and i >= 0 for i in it),
-            "CellConfig", "iterations", it, "four integers >= 0 (levels 00, 01, 10, 11)",
+            isinstance(it, tuple)
+            and len(it) == 4
+            and all(isinstance(i, int) and i >= 0 for i in it),
+            "CellConfig",
+            "iterations",
+            it,
+            "four integers >= 0 (levels 00, 01, 10, 11)",
         )
         _need(it[0] == 0, "CellConfig", "iterations", it, "level 00 (RESET) to need 0 SET pulses")
         r = self.relaxed_iterations
         _need(
             isinstance(r, int) and 1 <= r <= max(it[1], it[2]),
-            "CellConfig", "relaxed_iterations", r,
+            "CellConfig",
+            "relaxed_iterations",
+            r,
             f"an integer in [1, {max(it[1], it[2])}] (no slower than the slowest intermediate level)",
         )
 
@@ -128,10 +135,18 @@ class ReadConfig:
 
     def __post_init__(self) -> None:
         _check_positive(
-            self, ("r_metric_4level_ns", "r_metric_3level_ns", "m_metric_4level_ns", "m_metric_3level_ns")
+            self,
+            (
+                "r_metric_4level_ns",
+                "r_metric_3level_ns",
+                "m_metric_4level_ns",
+                "m_metric_3level_ns",
+            ),
         )
         _check_positive(self, ("fpc_decode_ns",), allow_zero=True)
-        _need(isinstance(self.metric, ReadMetric), "ReadConfig", "metric", self.metric, "'R' or 'M'")
+        _need(
+            isinstance(self.metric, ReadMetric), "ReadConfig", "metric", self.metric, "'R' or 'M'"
+        )
 
     def sense_ns(self, levels: int) -> float:
         """Sensing time (ns) of a line read with ``levels`` (3 or 4) levels under the metric."""
@@ -177,10 +192,16 @@ class MemoryConfig:
         _check_ints(self, ("channels", "banks", "read_queue", "write_queue", "drain_high"), 1)
         _need(
             isinstance(self.drain_low, int) and 0 <= self.drain_low < self.drain_high,
-            "MemoryConfig", "drain_low", self.drain_low, f"an integer in [0, drain_high={self.drain_high})",
+            "MemoryConfig",
+            "drain_low",
+            self.drain_low,
+            f"an integer in [0, drain_high={self.drain_high})",
         )
         _need(
-            self.drain_high <= self.write_queue, "MemoryConfig", "drain_high", self.drain_high,
+            self.drain_high <= self.write_queue,
+            "MemoryConfig",
+            "drain_high",
+            self.drain_high,
             f"at most write_queue={self.write_queue}",
         )
         _check_positive(self, ("burst_ns",), allow_zero=True)
@@ -207,8 +228,11 @@ class CoreConfig:
         _need(0 < self.mpki <= 1000, "CoreConfig", "mpki", self.mpki, "a number in (0, 1000]")
         _check_positive(self, ("freq_ghz",))
         _need(
-            0 <= self.writebacks_per_miss <= 1, "CoreConfig", "writebacks_per_miss",
-            self.writebacks_per_miss, "a fraction in [0, 1]",
+            0 <= self.writebacks_per_miss <= 1,
+            "CoreConfig",
+            "writebacks_per_miss",
+            self.writebacks_per_miss,
+            "a fraction in [0, 1]",
         )
 
 
@@ -238,7 +262,8 @@ def _replace_dotted(obj: Any, changes: dict[str, Any]) -> Any:
         head, _, rest = path.partition(".")
         if head not in names:
             raise ConfigError(
-                f"unknown field {head!r}, expected one of {sorted(names)}", field=f"{type(obj).__name__}.{path}"
+                f"unknown field {head!r}, expected one of {sorted(names)}",
+                field=f"{type(obj).__name__}.{path}",
             )
         if rest:
             nested.setdefault(head, {})[rest] = value

@@ -44,12 +44,44 @@ from trainsim.memory.pcm.config import LINE_BYTES
 
 KINDS = ("zeros", "small_int", "int16", "pointer", "double", "text")
 DEFAULT_MIX: dict[str, float] = {
-    "zeros": 0.20, "small_int": 0.30, "int16": 0.15, "pointer": 0.15, "double": 0.10, "text": 0.10,
+    "zeros": 0.20,
+    "small_int": 0.30,
+    "int16": 0.15,
+    "pointer": 0.15,
+    "double": 0.10,
+    "text": 0.10,
 }
 
 # Relative frequencies of English letters (percent), with space and punctuation added.
 _LETTERS = "etaoinshrdlcumwfgypbvkjxqz"
-_LETTER_PCT = [12.7, 9.1, 8.2, 7.5, 7.0, 6.7, 6.3, 6.1, 6.0, 4.3, 4.0, 2.8, 2.8, 2.4, 2.4, 2.2, 2.0, 2.0, 1.9, 1.5, 1.0, 0.8, 0.15, 0.15, 0.1, 0.07]
+_LETTER_PCT = [
+    12.7,
+    9.1,
+    8.2,
+    7.5,
+    7.0,
+    6.7,
+    6.3,
+    6.1,
+    6.0,
+    4.3,
+    4.0,
+    2.8,
+    2.8,
+    2.4,
+    2.4,
+    2.2,
+    2.0,
+    2.0,
+    1.9,
+    1.5,
+    1.0,
+    0.8,
+    0.15,
+    0.15,
+    0.1,
+    0.07,
+]
 _TEXT_CHARS = np.frombuffer((_LETTERS + " .,E").encode(), dtype=np.uint8)
 _TEXT_P = np.array([*_LETTER_PCT, 18.0, 1.0, 1.0, 1.0])
 _TEXT_P = _TEXT_P / _TEXT_P.sum()
@@ -76,19 +108,27 @@ def generate_kind(kind: str, n: int, rng: np.random.Generator) -> NDArray[np.uin
         return _as_bytes(rng.normal(0.0, 100.0, (n, 8)).astype("<f8"), n)
     if kind == "text":
         return rng.choice(_TEXT_CHARS, size=(n, LINE_BYTES), p=_TEXT_P).astype(np.uint8)
-    raise ConfigError(f"unknown content kind {kind!r}, expected one of {list(KINDS)}", field="content.kind")
+    raise ConfigError(
+        f"unknown content kind {kind!r}, expected one of {list(KINDS)}", field="content.kind"
+    )
 
 
 def check_mix(mix: Mapping[str, float]) -> dict[str, float]:
     """Validate a mix (kind -> weight >= 0, some > 0) and return it normalized."""
     for kind, w in mix.items():
         if kind not in KINDS:
-            raise ConfigError(f"unknown content kind {kind!r}, expected one of {list(KINDS)}", field="content.mix")
+            raise ConfigError(
+                f"unknown content kind {kind!r}, expected one of {list(KINDS)}", field="content.mix"
+            )
         if not w >= 0:
-            raise ConfigError(f"weight {w!r} of {kind!r}, expected a number >= 0", field="content.mix")
+            raise ConfigError(
+                f"weight {w!r} of {kind!r}, expected a number >= 0", field="content.mix"
+            )
     total = float(sum(mix.values()))
     if total <= 0:
-        raise ConfigError(f"weights {dict(mix)!r} sum to {total}, expected a positive sum", field="content.mix")
+        raise ConfigError(
+            f"weights {dict(mix)!r} sum to {total}, expected a positive sum", field="content.mix"
+        )
     return {k: float(w) / total for k, w in mix.items()}
 
 
@@ -111,18 +151,29 @@ def package_files(package: str, suffixes: tuple[str, ...]) -> list[Path]:
     """Files of an installed package with one of ``suffixes``, sorted, ``__pycache__`` skipped."""
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
-        raise ConfigError(f"package {package!r} is not installed as a package directory", field="content.package")
+        raise ConfigError(
+            f"package {package!r} is not installed as a package directory", field="content.package"
+        )
     root = Path(next(iter(spec.submodule_search_locations)))
     files = [
-        p for p in sorted(root.rglob("*"))
-        if p.is_file() and p.suffix in suffixes and "__pycache__" not in p.parts and p.stat().st_size >= LINE_BYTES
+        p
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+        and p.suffix in suffixes
+        and "__pycache__" not in p.parts
+        and p.stat().st_size >= LINE_BYTES
     ]
     if not files:
-        raise ConfigError(f"package {package!r} has no files ending in {list(suffixes)} of 64 B or more", field="content.suffixes")
+        raise ConfigError(
+            f"package {package!r} has no files ending in {list(suffixes)} of 64 B or more",
+            field="content.suffixes",
+        )
     return files
 
 
-def package_lines(n: int, package: str = "numpy", suffixes: tuple[str, ...] = (".so",)) -> NDArray[np.uint8]:
+def package_lines(
+    n: int, package: str = "numpy", suffixes: tuple[str, ...] = (".so",)
+) -> NDArray[np.uint8]:
     """``n`` real 64 B lines at evenly spaced, line-aligned offsets through a package's files."""
     files = package_files(package, suffixes)
     sizes = np.array([(f.stat().st_size // LINE_BYTES) for f in files], dtype=np.int64)

@@ -37,8 +37,13 @@ class Core:
     """One core issuing reads (and write-backs) to ``submit`` as its ROB allows."""
 
     def __init__(
-        self, eq: EventQueue, submit: Callable[[Request], None], cfg: CoreConfig, seed: int,
-        pool_size: int, footprint_lines: int = 1 << 20,
+        self,
+        eq: EventQueue,
+        submit: Callable[[Request], None],
+        cfg: CoreConfig,
+        seed: int,
+        pool_size: int,
+        footprint_lines: int = 1 << 20,
     ) -> None:
         self.eq, self.submit, self.cfg = eq, submit, cfg
         rng = np.random.default_rng(seed)
@@ -111,4 +116,3 @@ class Core:
         if self.finish_ns is None:
             return float("nan")
         return self.cfg.instructions / (self.finish_ns * self.cfg.freq_ghz)
-

@@ -39,8 +39,14 @@ MAX_BITS = WORDS * (PREFIX_BITS + 32)
 ZERO_RUN, SE4, SE8, SE16, PAD_HALF, TWO_SE8, REPEAT, RAW = range(8)
 PAYLOAD_BITS = np.array([3, 4, 8, 16, 16, 16, 8, 32], dtype=np.int64)
 PATTERN_NAMES = (
-    "zero run", "4-bit sign-extended", "byte sign-extended", "halfword sign-extended",
-    "halfword padded with zero halfword", "two sign-extended bytes", "repeated bytes", "uncompressed",
+    "zero run",
+    "4-bit sign-extended",
+    "byte sign-extended",
+    "halfword sign-extended",
+    "halfword padded with zero halfword",
+    "two sign-extended bytes",
+    "repeated bytes",
+    "uncompressed",
 )
 
 
@@ -54,13 +60,34 @@ def classify_words(words: NDArray[np.uint32]) -> tuple[NDArray[np.int64], NDArra
     u = words.astype(np.int64)
     s = np.where(u >= 1 << 31, u - (1 << 32), u)
     hi, lo = u >> 16, u & 0xFFFF
-    shi, slo = np.where(hi >= 1 << 15, hi - (1 << 16), hi), np.where(lo >= 1 << 15, lo - (1 << 16), lo)
+    shi, slo = (
+        np.where(hi >= 1 << 15, hi - (1 << 16), hi),
+        np.where(lo >= 1 << 15, lo - (1 << 16), lo),
+    )
     b0 = u & 0xFF
     repeated = (b0 == (u >> 8) & 0xFF) & (b0 == (u >> 16) & 0xFF) & (b0 == u >> 24)
-    conditions = [u == 0, _fits(s, 4), _fits(s, 8), _fits(s, 16), lo == 0, _fits(shi, 8) & _fits(slo, 8), repeated]
-    pattern = np.select(conditions, [ZERO_RUN, SE4, SE8, SE16, PAD_HALF, TWO_SE8, REPEAT], default=RAW)
+    conditions = [
+        u == 0,
+        _fits(s, 4),
+        _fits(s, 8),
+        _fits(s, 16),
+        lo == 0,
+        _fits(shi, 8) & _fits(slo, 8),
+        repeated,
+    ]
+    pattern = np.select(
+        conditions, [ZERO_RUN, SE4, SE8, SE16, PAD_HALF, TWO_SE8, REPEAT], default=RAW
+    )
     payload = np.select(
-        [pattern == SE4, pattern == SE8, pattern == SE16, pattern == PAD_HALF, pattern == TWO_SE8, pattern == REPEAT, pattern == RAW],
+        [
+            pattern == SE4,
+            pattern == SE8,
+            pattern == SE16,
+            pattern == PAD_HALF,
+            pattern == TWO_SE8,
+            pattern == REPEAT,
+            pattern == RAW,
+        ],
         [u & 0xF, u & 0xFF, u & 0xFFFF, hi, ((hi & 0xFF) << 8) | (lo & 0xFF), b0, u],
         default=0,
     )
@@ -72,7 +99,9 @@ def line_words(lines: NDArray[np.uint8]) -> NDArray[np.uint32]:
     return np.ascontiguousarray(as_lines(lines)).view("<u4").astype(np.uint32)
 
 
-def encode_codes(lines: NDArray[np.uint8]) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+def encode_codes(
+    lines: NDArray[np.uint8],
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
     """Per word slot: pattern, payload and code length in bits (0 where a zero run continues)."""
     pattern, payload = classify_words(line_words(lines))
     n = pattern.shape[0]
@@ -144,5 +173,7 @@ def decompress(bits: NDArray[np.uint8] | list[int]) -> bytes:
         else:
             words.append(val)
     if len(words) != WORDS:
-        raise ConfigError(f"stream decodes to {len(words)} words, expected {WORDS}", field="fpc.stream")
+        raise ConfigError(
+            f"stream decodes to {len(words)} words, expected {WORDS}", field="fpc.stream"
+        )
     return np.array(words, dtype="<u4").tobytes()

@@ -48,11 +48,28 @@ from trainsim.memory.pcm.trilevel import LineProfiles
 class Request:
     """One line request. ``content``: pool index of the data a write stores (-1 for reads)."""
 
-    __slots__ = ("rid", "is_write", "line", "content", "arrival_ns", "start_ns", "done_ns", "tri", "on_done", "tag")
+    __slots__ = (
+        "rid",
+        "is_write",
+        "line",
+        "content",
+        "arrival_ns",
+        "start_ns",
+        "done_ns",
+        "tri",
+        "on_done",
+        "tag",
+    )
 
     def __init__(
-        self, rid: int, is_write: bool, line: int, arrival_ns: float = 0.0, content: int = -1,
-        on_done: Callable[[Request], None] | None = None, tag: int = -1,
+        self,
+        rid: int,
+        is_write: bool,
+        line: int,
+        arrival_ns: float = 0.0,
+        content: int = -1,
+        on_done: Callable[[Request], None] | None = None,
+        tag: int = -1,
     ) -> None:
         self.rid = rid
         self.is_write = is_write
@@ -110,7 +127,12 @@ class LineStore:
         tables = []
         for nominal, n in profiles.groups:
             cdf_max = self.spread.cdf[None, :] ** np.maximum(n, 1)[:, None]
-            tables.append([(int(a), int(c), row) for a, c, row in zip(nominal, n, cdf_max.tolist(), strict=True)])
+            tables.append(
+                [
+                    (int(a), int(c), row)
+                    for a, c, row in zip(nominal, n, cdf_max.tolist(), strict=True)
+                ]
+            )
         self._groups = list(zip(*tables, strict=True))
         self._fixed = profiles.fixed.tolist()
         self._offsets = offsets

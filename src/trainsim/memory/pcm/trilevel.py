@@ -161,7 +161,9 @@ class LineProfiles:
         return int(self.form.size)
 
 
-def profile_lines(lines: NDArray[np.uint8], scheme: Scheme | str, cfg: PcmConfig | None = None) -> LineProfiles:
+def profile_lines(
+    lines: NDArray[np.uint8], scheme: Scheme | str, cfg: PcmConfig | None = None
+) -> LineProfiles:
     """Decide the stored form of every line (see the module docstring) and its timings."""
     cfg = cfg or PcmConfig()
     scheme = Scheme(scheme)
@@ -175,17 +177,32 @@ def profile_lines(lines: NDArray[np.uint8], scheme: Scheme | str, cfg: PcmConfig
     counts = level_counts(cell_levels(lines))
     cand_groups, cand_fixed, cand_time, cand_m = [], [], [], []
 
-    def add(groups: tuple[tuple[NDArray[np.int64], NDArray[np.int64]], ...], fixed: NDArray[np.int64], ok: NDArray[np.bool_], m: NDArray[np.int64]) -> None:
+    def add(
+        groups: tuple[tuple[NDArray[np.int64], NDArray[np.int64]], ...],
+        fixed: NDArray[np.int64],
+        ok: NDArray[np.bool_],
+        m: NDArray[np.int64],
+    ) -> None:
         cand_groups.append(groups)
         cand_fixed.append(fixed)
         cand_time.append(np.where(ok, write_time_ns(cell, spread, groups, fixed, None), big))
         cand_m.append(m)
 
-    def add_tri(c: NDArray[np.int64], extra_room: NDArray[np.int64] | int, ok: NDArray[np.bool_]) -> None:
+    def add_tri(
+        c: NDArray[np.int64], extra_room: NDArray[np.int64] | int, ok: NDArray[np.bool_]
+    ) -> None:
         m = c[:, 1] + c[:, 2]
         need = header_bits(scheme) + payload_bits(c[:, 1], c[:, 2])
         fits = ok & (m > 0) & (room >= header_bits(scheme)) & (need <= room + extra_room)
-        add(((np.full(n, cell.relaxed_iterations), m), (np.zeros(n, np.int64), np.zeros(n, np.int64))), np.ones(n, np.int64), fits, m)
+        add(
+            (
+                (np.full(n, cell.relaxed_iterations), m),
+                (np.zeros(n, np.int64), np.zeros(n, np.int64)),
+            ),
+            np.ones(n, np.int64),
+            fits,
+            m,
+        )
 
     groups, fixed = mlc_groups(cell, counts)
     add(groups, fixed, np.ones(n, bool), counts[:, 1] + counts[:, 2])
@@ -214,13 +231,20 @@ def profile_lines(lines: NDArray[np.uint8], scheme: Scheme | str, cfg: PcmConfig
         return np.stack(values, axis=1)[rows, form]
 
     g = tuple(
-        (pick([cg[i][0] for cg in cand_groups]), pick([cg[i][1] for cg in cand_groups])) for i in range(2)
+        (pick([cg[i][0] for cg in cand_groups]), pick([cg[i][1] for cg in cand_groups]))
+        for i in range(2)
     )
     tri = (form == 1) | (form == 3)
-    read_ns = np.where(tri, cfg.read.sense_ns(3), cfg.read.sense_ns(4)) + np.where(form >= 2, cfg.read.fpc_decode_ns, 0.0)
+    read_ns = np.where(tri, cfg.read.sense_ns(3), cfg.read.sense_ns(4)) + np.where(
+        form >= 2, cfg.read.fpc_decode_ns, 0.0
+    )
     return LineProfiles(
-        form=form.astype(np.int64), groups=g, fixed=pick(cand_fixed), expected_write_ns=times[rows, form],
-        read_ns=read_ns, intermediate_cells=pick(cand_m),
+        form=form.astype(np.int64),
+        groups=g,
+        fixed=pick(cand_fixed),
+        expected_write_ns=times[rows, form],
+        read_ns=read_ns,
+        intermediate_cells=pick(cand_m),
     )
 
 
@@ -229,7 +253,9 @@ class StoredLine:
     """One line as the cells and spare bits hold it: what a reader sees."""
 
     form: str
-    cells: NDArray[np.uint8]  # 256 cell states: MLC levels 0..3, or 00 / M / 11 (0 / 4 / 3) if tri-level
+    cells: NDArray[
+        np.uint8
+    ]  # 256 cell states: MLC levels 0..3, or 00 / M / 11 (0 / 4 / 3) if tri-level
     spare: list[int]  # header then payload bits, at most the available spare bits
 
 
@@ -240,7 +266,9 @@ def store_line(data: bytes, scheme: Scheme | str, cfg: PcmConfig | None = None) 
     arr = as_lines(data)
     form = FORMS[int(profile_lines(arr, scheme, cfg).form[0])]
     room = cfg.spare.available_bits
-    header = [1 if form.endswith("tri") else 0] + ([1 if form.startswith("fpc") else 0] if scheme is Scheme.TRI_FPC else [])
+    header = [1 if form.endswith("tri") else 0] + (
+        [1 if form.startswith("fpc") else 0] if scheme is Scheme.TRI_FPC else []
+    )
     if form.startswith("fpc"):
         stream, nbits = fpc.compress(arr)
         levels = bits_to_levels(stream[:, : 2 * LINE_CELLS])[0]
@@ -273,7 +301,9 @@ def load_line(stored: StoredLine, scheme: Scheme | str, spare: SpareConfig | Non
         tail_n = max(0, need - len(meta))
         tail = [int(c == 0b11) for c in cells[LINE_CELLS - tail_n :][::-1]] if tail_n else []
         meta = meta + tail
-        levels = decode_levels(np.where(np.arange(LINE_CELLS) < LINE_CELLS - tail_n, cells, 0), meta)
+        levels = decode_levels(
+            np.where(np.arange(LINE_CELLS) < LINE_CELLS - tail_n, cells, 0), meta
+        )
     else:
         levels = cells
     raw = np.zeros(2 * LINE_CELLS, dtype=np.uint8)
