@@ -43,7 +43,7 @@ def _register_commands() -> None:
     """Import the command modules; each adds its commands to ``app``."""
     import importlib
 
-    for module in ("trainsim.cli.commands",):
+    for module in ("trainsim.cli.commands", "trainsim.cli.pcm_cmd"):
         importlib.import_module(module)
 
 
