@@ -5,7 +5,7 @@ import pytest
 
 from trainsim.errors import ConfigError
 from trainsim.memory.pcm.cell import Spread, cell_levels, level_counts, line_write_time_ns
-from trainsim.memory.pcm.config import CellConfig
+from trainsim.memory.pcm.config import CellConfig, ReadConfig, ReadMetric
 
 NO_SPREAD = CellConfig(spread=False)
 
@@ -98,3 +98,10 @@ def test_bad_cell_config_names_field_and_value():
         CellConfig(set_ns=-1)
     with pytest.raises(ConfigError, match="multiple of 64"):
         line_write_time_ns(bytes(10))
+
+
+def test_read_metric_accepts_its_name_and_rejects_others():
+    assert ReadConfig(metric="R").metric is ReadMetric.R
+    assert ReadConfig(metric="R").sense_ns(3) == 150.0 and ReadConfig().sense_ns(4) == 450.0
+    with pytest.raises(ConfigError, match=r"ReadConfig.metric: got 'X', expected 'R' or 'M'"):
+        ReadConfig(metric="X")

@@ -144,9 +144,8 @@ class ReadConfig:
             ),
         )
         _check_positive(self, ("fpc_decode_ns",), allow_zero=True)
-        _need(
-            isinstance(self.metric, ReadMetric), "ReadConfig", "metric", self.metric, "'R' or 'M'"
-        )
+        _need(self.metric in ("R", "M"), "ReadConfig", "metric", self.metric, "'R' or 'M'")
+        object.__setattr__(self, "metric", ReadMetric(self.metric))  # accept the plain string
 
     def sense_ns(self, levels: int) -> float:
         """Sensing time (ns) of a line read with ``levels`` (3 or 4) levels under the metric."""
