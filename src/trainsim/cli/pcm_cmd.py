@@ -112,9 +112,9 @@ def _sweep_table(
     t = Table(title=title)
     t.add_column(label, justify="right")
     for s in schemes:
-        t.add_column(f"{s.value} tri lines", justify="right")
-        t.add_column(f"{s.value} write red.", justify="right")
-        t.add_column(f"{s.value} read red.", justify="right")
+        t.add_column(f"{s.value}: tri-level lines", justify="right")
+        t.add_column(f"{s.value}: write red.", justify="right")
+        t.add_column(f"{s.value}: read red.", justify="right")
     for p in points:
         row = [str(p.value)]
         for s in schemes:
@@ -183,6 +183,8 @@ def _plots(
         labels = [str(p.value) for p in points]
         xs = range(len(points))
         for s in schemes:
+            if s is Scheme.BASE:
+                continue
             ax[0].plot(
                 xs,
                 [100 * p.comparison.reduction(s, "write") for p in points],
@@ -356,9 +358,9 @@ def study_cmd(
     swept: dict[str, list[study.SweepPoint]] = {}
     band = None
     if sweeps and others:
-        # sweeps run half as many instructions per core as the main comparison
+        band = study.ipc_band(cfg, pool, schemes=(Scheme.BASE, *others))
+        # the sweeps run half as many instructions per core as the main comparison
         half = cfg.replace(**{"core.instructions": max(1, instructions // 2)})
-        band = study.ipc_band(half, pool, schemes=(Scheme.BASE, *others))
         console.print(_band_table(band, others))
         swept["spare bits"] = study.spare_sweep(half, pool, schemes=others)
         swept["faults"] = study.aging_sweep(half, pool, schemes=others)
