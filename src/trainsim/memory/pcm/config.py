@@ -11,7 +11,7 @@ Defaults and where they come from (docs/pcm.md has the full table):
   per 2-bit level 00: 0, 11: 1, 01: 7, 10: 5 (issue 11, after Rashidi, Jalili and
   Sarbazi-Azad). Intermediate levels get a per-cell spread of round(clip(N(0, 1), -2, 2))
   iterations. The merged intermediate level of a tri-level line needs ``relaxed_iterations``;
-  this is the one calibrated value (against the paper's -56.1 % write latency).
+  this is the one calibrated value: 1, against the paper's -56.1 % write latency (docs/pcm.md).
 - Spare bits: 61 per 64 B line, the storage of ECP-6 (Schechter et al., ISCA 2010: six
   entries of a 9-bit pointer and a replacement bit, plus a full flag, for 512 data bits). A
   stuck-at fault consumes one entry, 10 bits (8-bit pointer to one of 256 cells + a 2-bit

@@ -18,7 +18,7 @@ Open-loop load is a fraction of the *base* scheme's capacity, ``channels * banks
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -97,12 +97,13 @@ class Comparison:
 
 
 def _run(
-    cfg: PcmConfig, scheme: Scheme, profiles: LineProfiles, drive: object
+    cfg: PcmConfig, profiles: LineProfiles, drive: Callable[[EventQueue, Controller], None]
 ) -> tuple[Controller, LineStore, EventQueue]:
+    """Build the memory for ``profiles``, let ``drive`` schedule its requests, run to the end."""
     eq = EventQueue()
     store = LineStore(profiles, cfg.cell, seed=cfg.seed)
     ctrl = Controller(eq, cfg.memory, store)
-    drive(eq, ctrl)  # type: ignore[operator]
+    drive(eq, ctrl)
     eq.run()
     return ctrl, store, eq
 
@@ -154,7 +155,7 @@ def run_closed_loop(
             cores.append(core)
             core.start()
 
-    ctrl, store, eq = _run(cfg, scheme, profiles, drive)
+    ctrl, store, eq = _run(cfg, profiles, drive)
     ipc = float(np.mean([c.ipc for c in cores]))
     return _result(scheme, ctrl, store, eq.now, ipc)
 
@@ -186,7 +187,7 @@ def run_trace(cfg: PcmConfig, scheme: Scheme | str, pool: Pool, trace: Trace) ->
 
         eq.schedule_at(times[0], arrive, 0)
 
-    ctrl, store, eq = _run(cfg, scheme, profiles, drive)
+    ctrl, store, eq = _run(cfg, profiles, drive)
     return _result(scheme, ctrl, store, eq.now, float("nan"))
 
 

@@ -155,6 +155,7 @@ class LineProfiles:
 
     @property
     def compressed(self) -> NDArray[np.bool_]:
+        """Lines stored FPC-compressed."""
         return self.form >= 2
 
     def __len__(self) -> int:
@@ -206,16 +207,13 @@ def profile_lines(
 
     groups, fixed = mlc_groups(cell, counts)
     add(groups, fixed, np.ones(n, bool), counts[:, 1] + counts[:, 2])
-    if scheme is Scheme.BASE or room < header_bits(scheme, tri=False):
-        add_tri(counts, 0, np.zeros(n, bool))
-    else:
-        add_tri(counts, 0, np.ones(n, bool))
+    add_tri(counts, 0, np.full(n, scheme is not Scheme.BASE))
     if scheme is Scheme.TRI_FPC:
         stream, nbits = fpc.compress(lines)
         ccounts = level_counts(bits_to_levels(stream[:, : 2 * LINE_CELLS]))
         ok = (nbits < 8 * LINE_BYTES) & (room >= header_bits(scheme, tri=False))
         freed = LINE_CELLS - (nbits + 1) // 2
-        cgroups, cfixed = mlc_groups(cell, ccounts)
+        cgroups, _ = mlc_groups(cell, ccounts)  # the compressed bit is a SET pulse: fixed 1
         add(cgroups, np.ones(n, np.int64), ok, ccounts[:, 1] + ccounts[:, 2])
         add_tri(ccounts, freed, ok)
     else:
@@ -250,13 +248,15 @@ def profile_lines(
 
 @dataclass(frozen=True)
 class StoredLine:
-    """One line as the cells and spare bits hold it: what a reader sees."""
+    """One line as the cells and spare bits hold it: what a reader sees.
+
+    ``cells``: 256 cell states, MLC levels 0..3, or 00 / M / 11 (0 / 4 / 3) in a tri-level
+    form; ``spare``: header then payload bits, at most the available spare bits.
+    """
 
     form: str
-    cells: NDArray[
-        np.uint8
-    ]  # 256 cell states: MLC levels 0..3, or 00 / M / 11 (0 / 4 / 3) if tri-level
-    spare: list[int]  # header then payload bits, at most the available spare bits
+    cells: NDArray[np.uint8]
+    spare: list[int]
 
 
 def store_line(data: bytes, scheme: Scheme | str, cfg: PcmConfig | None = None) -> StoredLine:
