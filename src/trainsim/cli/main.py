@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     "trainsim.cli.repurpose_cmd",
     "trainsim.cli.generate_cmd",
     "trainsim.cli.optimize_cmd",
+    "trainsim.cli.pcm_cmd",
 )
 
 
