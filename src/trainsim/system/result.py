@@ -42,6 +42,12 @@ class RunResult:
     info: dict[str, Any] = field(default_factory=dict)
     timelines: list[NodeTimeline] = field(default_factory=list, repr=False)
 
+    def to_dataframe(self) -> Any:
+        """One row per rank (pandas), for notebooks."""
+        import pandas as pd
+
+        return pd.DataFrame([asdict(r) for r in self.ranks]).set_index("rank")
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of ``trainsim run --json`` (issue 2)."""
         return {
