@@ -19,7 +19,9 @@ from rich.table import Table
 
 from trainsim.cli.app import app
 from trainsim.report.breakdown import breakdown
+from trainsim.report.collectives import collective_rows
 from trainsim.report.perfetto import write_trace
+from trainsim.report.utilization import injection_utilization
 from trainsim.system.api import BACKENDS, COMPAT_MODES, load_inputs, simulate
 from trainsim.system.result import RunResult
 from trainsim.units import human_time
@@ -65,6 +67,9 @@ def run_command(
     if json_path is not None:
         document = result.to_dict()
         document["breakdown"] = [b.to_dict() for b in breakdown(result)]
+        document["collectives"] = collective_rows(result)
+        document["dims"] = injection_utilization(result, plat.network)
+        document["inputs"] = {"platform": str(platform) if platform else None, "workload": prefix, "network": str(network_configuration) if network_configuration else None, "system": str(system_configuration) if system_configuration else None, "backend": backend, "compat": compat or plat.compat}
         text = json.dumps(document, indent=1)
         if str(json_path) == "-":
             typer.echo(text)

@@ -339,7 +339,8 @@ class Executor:
             )
         makespan = max((r.finish_s for r in ranks), default=0.0)
         timelines = [NodeTimeline(s.graph, s.start_ns, s.end_ns) for s in self.ranks]
-        return RunResult(makespan_s=makespan, ranks=ranks, events=self.queue.events_processed, timelines=timelines)
+        records = list(getattr(self.collectives, "records", []))
+        return RunResult(makespan_s=makespan, ranks=ranks, events=self.queue.events_processed, timelines=timelines, collectives=records)
 
 
 

@@ -41,6 +41,7 @@ class RunResult:
     events: int = 0
     info: dict[str, Any] = field(default_factory=dict)
     timelines: list[NodeTimeline] = field(default_factory=list, repr=False)
+    collectives: list[Any] = field(default_factory=list, repr=False)  # CollectiveRecord per rank and collective
 
     def to_dataframe(self) -> Any:
         """One row per rank (pandas), for notebooks."""
