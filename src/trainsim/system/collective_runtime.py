@@ -42,6 +42,7 @@ from trainsim.engine import EventQueue
 from trainsim.enums import CommType
 from trainsim.errors import TraceError
 from trainsim.network.analytical import AnalyticalNetwork
+from trainsim.system import themis_guard
 from trainsim.system.chunking import chunk_sizes
 from trainsim.system.collective_api import CollectiveRequest
 from trainsim.system.collective_engine import (
@@ -142,6 +143,7 @@ class CollectiveRuntime:
         self._round_robin: dict[int, RoundRobin] = {}
         self._next_tag = 0
         self.symmetric_runs = 0
+        self.themis_choices: list[themis_guard.ThemisChoice] = []  # Themis' guarded decisions
 
     # -- the protocol ------------------------------------------------------------------------
     def issue(
@@ -328,6 +330,18 @@ class CollectiveRuntime:
                     themis=themis is not None,
                 )
             )
+        if themis is not None:
+            # fall back to the baseline plan when it is predicted to finish first (themis_guard)
+            base_order = baseline_order(ptype, active)
+            base = [
+                chunk_phases(
+                    ptype, c, base_order, layout.algos, sizes, local_bw_aware=local_bw_aware
+                )
+                for c in chunks
+            ]
+            plans, choice = themis_guard.guard(plans, base, lambda p: self._predict(layout, p))
+            if choice is not None:
+                self.themis_choices.append(choice)
         inst.chunks = plans
         inst.tag_base = self._next_tag
         self._next_tag += max(1, len(plans))
@@ -495,6 +509,11 @@ class CollectiveRuntime:
         for work in works:
             work.chunks_left = 0
             self._rank_done(work)
+
+    def _predict(self, layout: LogicalLayout, plan: list[list[PhaseSpec]]) -> float:
+        return themis_guard.predict_finish_ns(
+            self.network, self.topology, layout, plan, self._engine_kwargs, self._new_injection()
+        )
 
     def _new_injection(self) -> InjectionPorts | None:
         if self.compat_astra or not self._unaware:
