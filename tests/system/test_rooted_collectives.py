@@ -350,3 +350,40 @@ def test_rooted_results_identical_run_to_run():
     )
     for ctype in ROOTED:
         assert run(p, ctype, 777_777, compat=False)[0] == run(p, ctype, 777_777, compat=False)[0]
+
+
+# -- records for reports -----------------------------------------------------------------------
+
+
+def test_records_name_algorithms_and_nest_chunk_spans():
+    from trainsim.system.collective_report import record_bandwidth
+
+    p = simulate_broadcast(platform(["Ring", "Switch"], [4, 2], "direct", splits=3))
+    for ctype, names in (
+        (0, ["direct", "direct"]),
+        (BROADCAST, ["star", "star"]),
+        (BARRIER, ["dissemination"] * 2),
+    ):
+        _, rt = run(p, ctype, 3 << 20, symmetry=False)
+        for rec in rt.records:
+            assert rec.algorithms == names and rec.group_size == 8
+            chunks = len(rec.chunk_spans)
+            assert chunks == rec.chunks == (1 if ctype == BARRIER else 3)
+            starts = [s for s, _ in rec.chunk_spans if s >= 0]
+            ends = [e for _, e in rec.chunk_spans if e >= 0]
+            assert all(rec.start_ns <= s <= e <= rec.end_ns for s, e in rec.chunk_spans if s >= 0)
+            assert starts == sorted(starts) and max(ends) == rec.end_ns
+    _, rt = run(p, BROADCAST, 3 << 20)
+    assert rt.records[0].chunk_spans[0] == [0.0, 2 * E]  # the root: one E per dimension
+    _, rt = run(platform(["Ring"], [4], "ring"), BROADCAST, 100, duration_ns=50.0)
+    assert rt.records[0].algorithms == ["replay"]
+    # bandwidth of a symmetric all-reduce record: ring on a Switch drives the uplink nearly
+    # all the time for a large buffer
+    sw = platform(["Switch"], [8], "ring", splits=4)
+    _, rt = run(sw, 0, 1 << 30, compat=False)
+    rec = rt.records[0]
+    assert rec.chunk_spans == rt.records[5].chunk_spans  # copied to every member
+    fig = record_bandwidth(rec, sw.network)
+    assert fig.bound == sw.network.dims[0].bandwidth
+    assert 0.95 < fig.ratio <= 1.0
+    assert fig.busbw == pytest.approx(fig.algbw * 2 * 7 / 8)

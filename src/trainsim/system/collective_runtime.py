@@ -372,6 +372,9 @@ class CollectiveRuntime:
             self.queue.now,
             dim_bytes=[0] * len(self.topology.sizes),
             chunks=len(inst.chunks),
+            algorithms=self._algorithms(inst),
+            chunk_spans=[[-1.0, -1.0] for _ in inst.chunks],
+            group_size=len(inst.members),
         )
         self.records.append(record)
         what = f"its {_NAMES[inst.comm_type]} of {request.size} B (chunks still running)"
@@ -432,6 +435,17 @@ class CollectiveRuntime:
                 for c in chunks
             ]
         self.engine.start_rank(work, inst.layout, chunks, inst.tag_base, pri)
+
+    @staticmethod
+    def _algorithms(inst: _Instance) -> list[str]:
+        """Per logical dimension, the algorithm the collective's phases run there."""
+        if inst.layout is None:
+            return ["replay"] if inst.comm_type == _BROADCAST else []
+        names = [""] * len(inst.layout.dims)
+        for chunk in inst.chunks:
+            for spec in chunk:
+                names[spec.ldim] = spec.algo.name
+        return names
 
     def _replayed(self, inst: _Instance) -> bool:
         """A broadcast replayed from its duration (ASTRA-sim's way; ``SystemSpec.broadcast``)."""
@@ -498,6 +512,7 @@ class CollectiveRuntime:
                 self._priority(rank, request)
             work = self._new_work(rank, inst, request, on_done, arg)
             work.record.dim_bytes = list(rep_work.record.dim_bytes)
+            work.record.chunk_spans = [list(span) for span in rep_work.record.chunk_spans]
             work.record.end_ns = end
             self._in_flight[(rank, id(work))] = work
             self._sym_busy[rank] = end
