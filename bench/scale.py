@@ -13,10 +13,16 @@ Per case it prints the simulated time (max finish over ranks, ns), the wall time
 the workload and simulating it inside the child (``wall``; interpreter start-up and imports are
 excluded and shown apart as ``proc``), the child's peak resident memory (``os.wait4``), the
 events the kernel processed, and the ratio of ASTRA-sim's wall time (issue 9's table, same
-machine class) to ours; then one JSON line. Not a test; nothing here asserts a time.
+machine class; a whole process, start-up included) to ours (``x astra``: to ``wall``;
+``x proc``: to our whole child process, interpreter start-up and imports included); then one
+JSON line. Not a test; nothing here asserts a time.
 
-    PYTHONPATH=src python bench/scale.py [CASE ...] [--repeat N]
-    PYTHONPATH=src python bench/scale.py --child CASE       # one case, JSON on stdout
+    PYTHONPATH=src python bench/scale.py [CASE ...] [--repeat N] [--strict]
+    PYTHONPATH=src python bench/scale.py --child CASE default|strict   # one case, JSON line
+
+``--strict`` runs ``simulate(symmetry="strict")`` (a collective with an order-dependent
+same-tick tie would run rank by rank); the ``ties`` field of the JSON counts such ties met by
+the default run (none in these cases, so both give the same numbers).
 """
 
 from __future__ import annotations
@@ -109,14 +115,15 @@ def build(case: Case):  # type: ignore[no-untyped-def]
     return platform, graphs
 
 
-def child(name: str) -> int:
+def child(name: str, symmetry: str) -> int:
     """Run one case in this process and print its JSON result."""
     case = BY_NAME[name]
     from trainsim.system.api import simulate
 
     t0 = time.perf_counter()
     platform, graphs = build(case)
-    result = simulate(platform, graphs, backend=case.backend, compat="astra")
+    sym: bool | str = "strict" if symmetry == "strict" else True
+    result = simulate(platform, graphs, backend=case.backend, compat="astra", symmetry=sym)  # type: ignore[arg-type]
     wall = time.perf_counter() - t0
     finish = [r.finish_s for r in (result.ranks[0], result.ranks[len(result.ranks) - 1])]
     print(
@@ -129,13 +136,14 @@ def child(name: str) -> int:
                 "wall_s": wall,
                 "events": result.events,
                 "symmetric": result.info.get("symmetry", ""),
+                "ties": result.info.get("symmetric_ties", 0),
             }
         )
     )
     return 0
 
 
-def run_case_measured(case: Case) -> dict:
+def run_case_measured(case: Case, symmetry: str) -> dict:
     """Run one case in a child process; its peak RSS comes from ``os.wait4`` (per child, where
     ``RUSAGE_CHILDREN`` would be a running maximum over every child)."""
     env = dict(os.environ)
@@ -143,7 +151,7 @@ def run_case_measured(case: Case) -> dict:
     env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     t0 = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, __file__, "--child", case.name], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+        [sys.executable, __file__, "--child", case.name, symmetry], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
     )
     assert proc.stdout is not None and proc.stderr is not None
     out = proc.stdout.read()
@@ -161,7 +169,11 @@ def run_case_measured(case: Case) -> dict:
 
 def main(argv: list[str]) -> int:
     if argv[:1] == ["--child"]:
-        return child(argv[1])
+        return child(argv[1], argv[2])
+    symmetry = "default"
+    if "--strict" in argv:
+        symmetry = "strict"
+        argv = [a for a in argv if a != "--strict"]
     repeat = 1
     if "--repeat" in argv:
         i = argv.index("--repeat")
@@ -173,25 +185,27 @@ def main(argv: list[str]) -> int:
         print(f"unknown case(s) {unknown}; known: {', '.join(BY_NAME)}", file=sys.stderr)
         return 2
     rows = []
-    header = f"{'case':28s} {'npus':>6s} {'simulated ns':>14s} {'wall s':>8s} {'proc s':>7s} {'peak MB':>8s} {'events':>9s} {'astra s':>8s} {'x astra':>8s} {'astra MB':>8s}"
+    header = f"{'case':28s} {'npus':>6s} {'simulated ns':>14s} {'wall s':>8s} {'proc s':>7s} {'peak MB':>8s} {'events':>9s} {'astra s':>8s} {'x astra':>8s} {'x proc':>7s} {'astra MB':>8s}"
     print(header)
     for name in names:
         case = BY_NAME[name]
         best = None
         for _ in range(repeat):
-            row = run_case_measured(case)
+            row = run_case_measured(case, symmetry)
             if best is None or row["wall_s"] < best["wall_s"]:
                 best = row
         assert best is not None
         ratio = case.astra_wall_s / best["wall_s"] if case.astra_wall_s else None
-        best.update(astra_wall_s=case.astra_wall_s, astra_mb=case.astra_mb, ratio=ratio)
+        proc_ratio = case.astra_wall_s / best["proc_wall_s"] if case.astra_wall_s else None
+        best.update(astra_wall_s=case.astra_wall_s, astra_mb=case.astra_mb, ratio=ratio, proc_ratio=proc_ratio)
         rows.append(best)
         print(
             f"{name:28s} {best['npus']:>6d} {best['simulated_ns']:>14,d} {best['wall_s']:>8.3f} {best['proc_wall_s']:>7.2f} "
             f"{best['peak_mb']:>8.1f} {best['events']:>9,d} {case.astra_wall_s or float('nan'):>8.1f} "
-            f"{'x' + format(ratio, ',.0f') if ratio else 'n/a':>8s} {case.astra_mb or float('nan'):>8.0f}"
+            f"{'x' + format(ratio, ',.0f') if ratio else 'n/a':>8s} {'x' + format(proc_ratio, ',.0f') if proc_ratio else 'n/a':>7s} "
+            f"{case.astra_mb or float('nan'):>8.0f}"
         )
-    print(json.dumps({"bench": "scale", "cases": rows}))
+    print(json.dumps({"bench": "scale", "symmetry": symmetry, "cases": rows}))
     return 0
 
 

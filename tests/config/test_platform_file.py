@@ -199,6 +199,7 @@ def native_files(draw):
         "peak_perf_tflops": draw(st.floats(min_value=1e-3, max_value=1e4, **finite)),
         "roofline_enabled": draw(st.booleans()),
         "preferred_dataset_splits": draw(st.integers(1, 64)),
+        "broadcast": draw(st.sampled_from(["replay", "simulate"])),
         **{c: draw(st.lists(impl_names, max_size=ndims)) for c in ("all_reduce", "all_to_all")},
     }
     memory = {
@@ -286,4 +287,19 @@ def test_fabrics_in_the_native_file(tmp_path):
     assert load_platform(again) == plat
     path.write_text("network:\n  dims: [{topology: Switch, size: 8, bandwidth_gbps: 1, latency_ns: 5}]\n  fabric: {kind: leaf_spine}\n")
     with pytest.raises(ConfigError, match="leaf_spine needs hosts_per_leaf"):
+        load_platform(path)
+
+
+def test_broadcast_knob_loads_dumps_and_rejects_unknown_values(tmp_path):
+    base = "network:\n  dims: [{topology: Ring, size: 4, bandwidth_gbps: 1, latency_ns: 1}]\n"
+    path = tmp_path / "p.yaml"
+    path.write_text(base)
+    assert load_platform(path).system.broadcast == "replay"  # ASTRA-sim's way by default
+    path.write_text(base + "system: {broadcast: simulate}\n")
+    p = load_platform(path)
+    assert p.system.broadcast == "simulate"
+    assert "broadcast: simulate" in dump_platform(p)
+    assert _round_trip(tmp_path, p) == p
+    path.write_text(base + "system: {broadcast: tree}\n")
+    with pytest.raises(ConfigError, match="broadcast"):
         load_platform(path)

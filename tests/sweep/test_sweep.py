@@ -102,3 +102,18 @@ def test_show_export_and_plot(tmp_path, spec_file):
     _, err = plot.communicate(timeout=60)
     assert plot.returncode == 0, err
     assert (tmp_path / "p.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_shipped_example_sweep(tmp_path):
+    from pathlib import Path
+
+    spec = load_sweep(Path(__file__).resolve().parents[2] / "examples" / "sweep_3d" / "sweep.yaml")
+    with SweepStore(tmp_path / "e.sqlite") as store:
+        summary = run_sweep(spec, store, jobs=1)
+    assert summary.statuses == {"ok": 243}
+    frame = load_results(tmp_path / "e.sqlite")
+    big = frame[frame["size"] == 1 << 30]
+    # more chunks pipeline the three dimensions: never slower than one chunk here
+    for _, part in big.groupby(["dim0", "dim1", "dim2"]):
+        times = part.sort_values("chunks")["makespan_s"].tolist()
+        assert times[1] < times[0]

@@ -80,9 +80,10 @@ def test_cycle_is_reported_not_looped_on():
         b.add(2, T.COMP_NODE, "b", duration_s=1e-6, data_deps=[1])
         b.add(3, T.COMP_NODE, "c", duration_s=1e-6)
 
-    with pytest.raises((DeadlockError, TraceError)) as err:
+    start = time.monotonic()
+    with pytest.raises(TraceError, match=r"dependency cycle of 2 node\(s\): 1 -> 2 -> 1"):
         simulate(ring_platform(2), graphs_for(2, build))
-    assert "node 1" in str(err.value) or "1" in str(err.value)
+    assert time.monotonic() - start < 1.0
 
 
 def test_size_mismatch_names_both_nodes():

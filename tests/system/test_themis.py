@@ -73,3 +73,27 @@ def test_round_robin_rotates_per_chunk():
     p = tutorial_platform("roundRobin", "FIFO")
     base = finish_us(tutorial_platform("baseline", "FIFO"))
     assert finish_us(p) < base
+
+
+def test_tutorial_keeps_themis_plan_and_prediction_is_exact():
+    finish, runtime = run_collective(tutorial_platform("themis", "SCF"), CommType.ALL_REDUCE, GB)
+    (choice,) = runtime.themis_choices
+    assert choice.themis_kept and choice.themis_ns < 0.5 * choice.baseline_ns
+    assert max(finish) == choice.themis_ns
+
+
+def test_guard_leaves_non_symmetric_plans_to_the_greedy():
+    from trainsim.collectives import AlgoSpec, PhaseSpec
+    from trainsim.system.themis_guard import guard
+
+    def plan(kind):
+        return [[PhaseSpec(0, AlgoSpec(kind), int(CommType.ALL_REDUCE), 64)]]
+
+    def never(_plan):
+        raise AssertionError("no prediction for a double binary tree plan")
+
+    themis, base = plan("doubleBinaryTree"), plan("doubleBinaryTree")
+    assert guard(themis, base, never) == (themis, None)
+    ring_themis, ring_base = plan("ring"), plan("ring")
+    chosen, choice = guard(ring_themis, ring_base, lambda p: 5.0 if p is ring_base else 7.0)
+    assert chosen is ring_base and choice is not None and not choice.themis_kept

@@ -24,6 +24,9 @@ COMMAND_MODULES = (
     "trainsim.cli.schema_cmd",
     "trainsim.cli.workload_cmd",
     "trainsim.cli.repurpose_cmd",
+    "trainsim.cli.generate_cmd",
+    "trainsim.cli.optimize_cmd",
+    "trainsim.cli.pcm_cmd",
 )
 
 

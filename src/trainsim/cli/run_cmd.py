@@ -7,16 +7,21 @@ Prints a per-rank summary (ranks with identical times are folded into one row) i
 from __future__ import annotations
 
 import json
+import time
 import warnings
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from trainsim.cli.app import app
 from trainsim.report.breakdown import breakdown
+from trainsim.report.collectives import collective_rows
 from trainsim.report.perfetto import write_trace
+from trainsim.report.utilization import injection_utilization
 from trainsim.system.api import BACKENDS, COMPAT_MODES, load_inputs, simulate
 from trainsim.system.result import RunResult
 from trainsim.units import human_time
@@ -54,12 +59,17 @@ def run_command(
     if not quiet:
         for message in dict.fromkeys(str(w.message) for w in caught):
             err.print(f"[yellow]warning:[/] {message}", highlight=False)
-    result = simulate(plat, graphs, backend=backend, compat=compat)
+    to_stdout = json_path is not None and str(json_path) == "-"
+    with ProgressDisplay(enabled=not quiet and not to_stdout) as display:
+        result = simulate(plat, graphs, backend=backend, compat=compat, progress=display.update)
     if trace_path is not None:
         write_trace(trace_path, result, expand=expand)
     if json_path is not None:
         document = result.to_dict()
         document["breakdown"] = [b.to_dict() for b in breakdown(result)]
+        document["collectives"] = collective_rows(result)
+        document["dims"] = injection_utilization(result, plat.network)
+        document["inputs"] = {"platform": str(platform) if platform else None, "workload": prefix, "network": str(network_configuration) if network_configuration else None, "system": str(system_configuration) if system_configuration else None, "backend": backend, "compat": compat or plat.compat}
         text = json.dumps(document, indent=1)
         if str(json_path) == "-":
             typer.echo(text)
@@ -67,6 +77,38 @@ def run_command(
         json_path.write_text(text + "\n")
     if not quiet:
         print_summary(Console(), result)
+
+
+class ProgressDisplay:
+    """A rich progress bar (nodes done, simulated time) for runs longer than a second, on a
+    terminal only: never in piped output or ``--json -``."""
+
+    def __init__(self, *, enabled: bool, delay_s: float = 1.0) -> None:
+        self.console = Console(stderr=True)
+        self.enabled = enabled and self.console.is_terminal
+        self.delay_s = delay_s
+        self.start = time.monotonic()
+        self.bar: Progress | None = None
+        self.task: Any = None
+
+    def __enter__(self) -> ProgressDisplay:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+    def update(self, now_ns: float, done: int, total: int) -> None:
+        if not self.enabled or time.monotonic() - self.start < self.delay_s:
+            return
+        if self.bar is None:
+            self.bar = Progress(
+                TextColumn("simulating"), BarColumn(), MofNCompleteColumn(), TextColumn("nodes, at {task.fields[sim]}"),
+                TimeElapsedColumn(), console=self.console, transient=True,
+            )
+            self.bar.start()
+            self.task = self.bar.add_task("run", total=total, sim="0 s")
+        self.bar.update(self.task, completed=done, sim=human_time(now_ns * 1e-9))
 
 
 def print_summary(console: Console, result: RunResult) -> None:

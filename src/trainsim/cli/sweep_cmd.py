@@ -78,18 +78,21 @@ def sweep_show(
     sort: str = typer.Option("makespan_s", "--sort", help="Metric to rank by (ascending)."),
     top: int = typer.Option(10, "--top", help="Rows to print."),
     export_path: Path | None = typer.Option(None, "--export", help="Write every row to .csv or .parquet."),
+    where_expr: str | None = typer.Option(None, "--where", help="Keep rows where this expression holds, e.g. 'size == 1073741824'."),
 ) -> None:
     """Print the best rows of a sweep store."""
-    from trainsim.sweep.results import best_rows, export, load_results
+    from trainsim.sweep.evaluate import METRICS
+    from trainsim.sweep.results import best_rows, export, load_results, where
 
     frame = load_results(store_path)
     if export_path is not None:
         export(frame, export_path)
         typer.echo(f"wrote {len(frame)} rows to {export_path}")
-    best = best_rows(frame, sort, top)
-    hidden = {"key", "wall_s"}
+    best = best_rows(where(frame, where_expr), sort, top)
+    shown_metrics = [sort] + (["makespan_s"] if sort != "makespan_s" else [])
+    hidden = {"key", "wall_s", "error", "status", *METRICS}
     table = Table(title=f"{len(frame)} rows in {store_path}; best {len(best)} by {sort}")
-    cols = [c for c in best.columns if c not in hidden]
+    cols = [c for c in best.columns if c not in hidden] + [m for m in shown_metrics if m in best.columns]
     for col in cols:
         table.add_column(str(col))
     for _, row in best.iterrows():
@@ -105,15 +108,16 @@ def sweep_plot(
     store_path: Path = typer.Argument(..., help="Sweep store (SQLite)."),
     x: str = typer.Option(..., "--x"),
     y: str = typer.Option("makespan_s", "--y"),
-    hue: str | None = typer.Option(None, "--hue"),
+    hue: str | None = typer.Option(None, "--hue", help="Column(s) whose values get one line each (comma-separated)."),
     out: Path = typer.Option(Path("sweep.png"), "--out"),
     logx: bool = typer.Option(False, "--logx"),
     logy: bool = typer.Option(False, "--logy"),
+    where_expr: str | None = typer.Option(None, "--where", help="Keep rows where this expression holds."),
 ) -> None:
-    """Plot a metric against an axis (PNG)."""
-    from trainsim.sweep.results import load_results, plot
+    """Plot a metric against an axis (PNG); ``--hue a,b`` draws one line per combination."""
+    from trainsim.sweep.results import load_results, plot, where
 
-    path = plot(load_results(store_path), x, y, out, hue=hue, logx=logx, logy=logy)
+    path = plot(where(load_results(store_path), where_expr), x, y, out, hue=hue, logx=logx, logy=logy)
     typer.echo(f"wrote {path}")
 
 

@@ -16,6 +16,13 @@ from trainsim.collectives.plan import (
     phase_output_size,
 )
 from trainsim.collectives.ring import RingPhase
+from trainsim.collectives.rooted import (
+    PLANNED_TYPES,
+    ROOTED_TYPES,
+    RootedPhaseSpec,
+    make_rooted_phase,
+    rooted_chunk_phases,
+)
 from trainsim.collectives.tree import DoubleBinaryTreePhase
 
 __all__ = [
@@ -31,12 +38,16 @@ __all__ = [
     "LogicalLayout",
     "Phase",
     "PhaseHost",
+    "PLANNED_TYPES",
     "PhaseSpec",
+    "ROOTED_TYPES",
     "RingPhase",
+    "RootedPhaseSpec",
     "chunk_phases",
     "make_phase",
     "parse_algorithm",
     "phase_output_size",
+    "rooted_chunk_phases",
 ]
 
 
@@ -50,6 +61,8 @@ def make_phase(
     max_tree: bool = True,
 ) -> Phase:
     """Instantiate one rank's phase for ``spec``."""
+    if isinstance(spec, RootedPhaseSpec):
+        return make_rooted_phase(host, spec, rank, members, index)
     kind = spec.algo.kind
     if kind == RING:
         return RingPhase(

@@ -50,6 +50,12 @@ class AlgoSpec:
     window: int = 0
     flat: bool = False
 
+    @property
+    def name(self) -> str:
+        """The implementation name as written in a system file (``direct4``, ``oneRing``)."""
+        base = self.kind + (str(self.window) if self.window else "")
+        return "one" + base[0].upper() + base[1:] if self.flat else base
+
 
 def parse_algorithm(name: str) -> AlgoSpec:
     """Parse an ASTRA-sim implementation name (``ring``, ``direct``, ``direct4``,

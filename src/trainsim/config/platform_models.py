@@ -130,6 +130,11 @@ class SystemModel(_Model):
         _SYS.inter_dimension_scheduling
     )
     intra_dimension_scheduling: Literal["FIFO", "SCF"] = _SYS.intra_dimension_scheduling
+    broadcast: Literal["replay", "simulate"] = Field(
+        default=_SYS.broadcast,
+        description="replay: a broadcast waits its recorded duration (ASTRA-sim); simulate: a "
+        "real broadcast from the group's first member, on the all_reduce list's dimensions",
+    )
     roofline_enabled: bool = _SYS.roofline_enabled
     peak_perf_tflops: NonNeg = _SYS.peak_perf / TFLOPS
     boost_mode: bool = _SYS.boost_mode

@@ -115,6 +115,9 @@ class SystemSpec:
     implementations: CollectiveImpl = field(default_factory=CollectiveImpl)
     inter_dimension_scheduling: Literal["baseline", "themis", "roundRobin"] = "baseline"
     intra_dimension_scheduling: Literal["FIFO", "SCF"] = "FIFO"
+    broadcast: Literal["replay", "simulate"] = "replay"
+    """Chakra broadcast: ``replay`` waits the node's recorded duration (ASTRA-sim's way);
+    ``simulate`` runs a real broadcast from the group's first member (collectives.rooted)."""
     roofline_enabled: bool = False
     peak_perf: float = 0.0  # FLOP/s (system JSON "peak-perf" TFLOP/s x 1e12)
     boost_mode: bool = False

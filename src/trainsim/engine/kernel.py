@@ -45,16 +45,35 @@ class EventQueue:
     def __len__(self) -> int:
         return len(self._heap)
 
-    def run(self, until_ns: float | None = None) -> float:
+    def run(
+        self,
+        until_ns: float | None = None,
+        *,
+        tick: Callable[[], None] | None = None,
+        tick_every: int = 100_000,
+    ) -> float:
         """Process events in time order until the heap is empty (or past ``until_ns``).
 
-        Returns the time of the last processed event.
+        ``tick()`` (for progress displays) is called every ``tick_every`` events. Returns the
+        time of the last processed event.
         """
         heap = self._heap
         pop = heapq.heappop
         processed = 0
         try:
-            if until_ns is None:
+            if tick is not None:
+                limit = float("inf") if until_ns is None else until_ns
+                countdown = tick_every
+                while heap and heap[0][0] <= limit:
+                    t, _, callback, arg = pop(heap)
+                    self.now = t
+                    processed += 1
+                    callback(arg)
+                    countdown -= 1
+                    if not countdown:
+                        countdown = tick_every
+                        tick()
+            elif until_ns is None:
                 while heap:
                     t, _, callback, arg = pop(heap)
                     self.now = t

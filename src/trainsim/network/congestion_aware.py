@@ -21,7 +21,7 @@ from typing import Any
 
 from trainsim.config.types import NetworkSpec
 from trainsim.engine import EventQueue
-from trainsim.topology.fabrics import build_graph
+from trainsim.topology.fabrics import graph_of
 from trainsim.topology.graph import LinkGraph
 
 # A message in flight: [route, hop index, nbytes, on_arrival, arg]
@@ -39,11 +39,7 @@ class CongestionAwareNetwork:
         compat_astra: bool = False,
         graph: LinkGraph | None = None,
     ) -> None:
-        if graph is None:
-            if spec is None:
-                raise ValueError("give a NetworkSpec or a LinkGraph")
-            graph = build_graph(spec)
-        self.graph = graph
+        self.graph = graph = graph_of(spec, graph)
         self.queue = queue
         self.compat_astra = compat_astra
         n = graph.links

@@ -22,7 +22,7 @@ from trainsim.config.types import NetworkSpec
 from trainsim.engine import EventQueue
 from trainsim.network.congestion_aware import _dim_capacity
 from trainsim.network.maxmin import max_min_rates
-from trainsim.topology.fabrics import build_graph
+from trainsim.topology.fabrics import graph_of
 from trainsim.topology.graph import LinkGraph
 
 _EPS_BYTES = 1e-6
@@ -32,11 +32,7 @@ class FlowNetwork:
     """Max-min fair sharing of links by concurrent flows."""
 
     def __init__(self, spec: NetworkSpec | None, queue: EventQueue, *, compat_astra: bool = False, graph: LinkGraph | None = None) -> None:
-        if graph is None:
-            if spec is None:
-                raise ValueError("give a NetworkSpec or a LinkGraph")
-            graph = build_graph(spec)
-        self.graph = graph
+        self.graph = graph = graph_of(spec, graph)
         self.queue = queue
         self.compat_astra = compat_astra
         self._capacity = np.asarray(graph.bandwidth, dtype=float) / 1e9  # B/ns

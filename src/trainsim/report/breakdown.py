@@ -78,6 +78,13 @@ def rank_breakdown(rank: int, finish_s: float, timeline: NodeTimeline) -> RankBr
     )
 
 
+def breakdown_dataframe(rows: list[RankBreakdown]) -> Any:
+    """The breakdown as a pandas DataFrame, one row per class of identical ranks."""
+    import pandas as pd
+
+    return pd.DataFrame([b.to_dict() for b in rows])
+
+
 def breakdown(result: RunResult) -> list[RankBreakdown]:
     """Per-rank breakdowns, ranks with identical numbers folded into one entry."""
     classes: dict[tuple[Any, ...], RankBreakdown] = {}

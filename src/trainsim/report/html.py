@@ -74,9 +74,9 @@ def _breakdown_table(rows: list[dict[str, Any]]) -> str:
 
 
 def _collectives_table(colls: list[dict[str, Any]], limit: int = 200) -> str:
-    headers = ["rank", "node", "type", "size (B)", "start", "end", "bus bw (GB/s)"]
+    headers = ["ranks", "node", "type", "size (B)", "start", "end", "bus bw (GB/s)"]
     body = [
-        [str(c.get("rank")), str(c.get("node_id")), str(c.get("type")), f"{c.get('size_bytes', 0):,}",
+        [str(c.get("rank")) if c.get("ranks", 1) == 1 else f"{c.get('rank')}.. ({c['ranks']} ranks)", str(c.get("node_id")), str(c.get("type")), f"{c.get('size_bytes', 0):,}",
          human_time(c.get("start_s", 0.0)), human_time(c.get("end_s", 0.0)),
          f"{c['busbw_gbps']:.2f}" if c.get("busbw_gbps") is not None else "-"]
         for c in colls[:limit]

@@ -11,8 +11,13 @@ bandwidth of the dimension's links. Times in seconds.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+
+from trainsim.config.types import NetworkSpec
+from trainsim.enums import NodeType
+from trainsim.topology import MultiDimTopology
 
 
 def utilization_series(
@@ -64,3 +69,32 @@ def _carried(start: np.ndarray, end: np.ndarray, rate: np.ndarray, at: np.ndarra
         return at * cum_r[idx] - cum_rp[idx]
 
     return ramp(start) - ramp(end)
+
+
+def transfers_of(result: Any, topology: MultiDimTopology) -> list[tuple[float, float, int, int]]:
+    """(start ns, end ns, dim, bytes) of what every rank injected: each collective's bytes per
+    dimension over the collective's interval, and every SEND over its interval."""
+    out: list[tuple[float, float, int, int]] = []
+    for rec in result.collectives:
+        for dim, nbytes in enumerate(rec.dim_bytes):
+            if nbytes:
+                out.append((rec.start_ns, rec.end_ns, dim, nbytes))
+    for rank, timeline in enumerate(result.timelines):
+        g = timeline.graph
+        for pos in np.flatnonzero(g.types == NodeType.COMM_SEND_NODE).tolist():
+            dst = int(g.comm_dst[pos])
+            dim = topology.first_diff_dim(rank, dst) if 0 <= dst < topology.npus else -1
+            if dim >= 0 and timeline.end_ns[pos] >= 0:
+                out.append((timeline.start_ns[pos], timeline.end_ns[pos], dim, int(g.comm_size[pos])))
+    return out
+
+
+def injection_utilization(result: Any, network: NetworkSpec, *, buckets: int = 200) -> list[dict[str, object]]:
+    """Per-dimension injection utilization of a run: 100% means every NPU sends into the
+    dimension at its full link bandwidth."""
+    topology = MultiDimTopology([d.kind for d in network.dims], [d.size for d in network.dims])
+    capacity = [topology.npus * d.bandwidth / 1e9 for d in network.dims]
+    series = utilization_series(transfers_of(result, topology), capacity, result.makespan_s * 1e9, buckets=buckets)
+    for entry, dim in zip(series, network.dims, strict=True):
+        entry["kind"] = dim.kind
+    return series

@@ -123,7 +123,7 @@ class SweepSpec(_Strict):
         base = self.base_document()
         factors = [list(zip(*(a.points() for a in group), strict=True)) for group in self.axis_list()]
         groups = self.axis_list()
-        check = _compile_filter(self.filter, [a.label for g in groups for a in g], self.source) if self.filter else None
+        check = compile_filter(self.filter, [a.label for g in groups for a in g], self.source) if self.filter else None
         for choice in itertools.product(*factors):
             params: dict[str, Any] = {}
             doc = copy.deepcopy(base)
@@ -212,7 +212,7 @@ _OPS: dict[type, Any] = {
 }
 
 
-def _compile_filter(text: str, names: list[str], source: str) -> Any:
+def compile_filter(text: str, names: list[str], source: str) -> Any:
     """A safe evaluator for ``filter``: names, numbers, strings, lists, arithmetic,
     comparisons, ``and``/``or``/``not``. Anything else is a :class:`ConfigError`."""
     try:

@@ -7,9 +7,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from trainsim.config.types import Platform
 from trainsim.engine import EventQueue
@@ -58,7 +58,8 @@ def simulate(
     *,
     backend: str = "congestion_unaware",
     compat: str | None = None,
-    symmetry: bool = True,
+    symmetry: bool | Literal["strict"] = True,
+    progress: Callable[[float, int, int], None] | None = None,
 ) -> RunResult:
     """Run one step of ``graphs`` (one per rank) on ``platform``.
 
@@ -70,8 +71,12 @@ def simulate(
     representative rank when every rank runs the same graph of compute and whole-machine
     collectives on a vertex-transitive network (``system/representative.py``), else each
     symmetric collective by one representative (``system/symmetric.py``); the result is the
-    same as with ``symmetry=False``, which simulates every rank (the slow reference path).
-    ``result.info["symmetry"]`` says which path ran, or why the fast one could not."""
+    same as with ``symmetry=False``, which simulates every rank (the slow reference path),
+    except where rank by rank breaks an order-dependent same-tick tie differently on each rank
+    (``result.info["symmetric_ties"]`` counts them; the fast path then gives the symmetric,
+    order-independent answer). ``symmetry="strict"`` runs those collectives rank by rank, so
+    the result is always the rank-by-rank one. ``result.info["symmetry"]`` says which path ran,
+    or why the whole-step one could not."""
     compat = compat or platform.compat
     compat_astra = _check_compat(compat)
     npus = platform.network.npus
@@ -92,6 +97,8 @@ def simulate(
                     graph,
                     lambda q: make_network(platform, q, backend, compat_astra=compat_astra),
                     compat_astra=compat_astra,
+                    strict=symmetry == "strict",
+                    progress=progress,
                 )
             except (SymmetryBroken, TrainsimError) as exc:
                 blocker = str(exc) or type(exc).__name__
@@ -103,12 +110,14 @@ def simulate(
     network = make_network(platform, queue, backend, compat_astra=compat_astra)
     collectives = _collective_runtime(platform, network, queue, compat_astra, symmetry)
     executor = Executor(platform, graphs, network, queue, collectives=collectives, compat_astra=compat_astra)
-    result = executor.run()
+    result = executor.run(progress)
     result.info.update({"backend": backend, "compat": compat, "npus": npus, "symmetry": how})
+    if collectives is not None:
+        result.info["symmetric_ties"] = collectives.symmetric_ties
     return result
 
 
-def _collective_runtime(platform: Platform, network: NetworkBackend, queue: EventQueue, compat_astra: bool, symmetry: bool = True) -> Any:
+def _collective_runtime(platform: Platform, network: NetworkBackend, queue: EventQueue, compat_astra: bool, symmetry: bool | Literal["strict"] = True) -> Any:
     try:
         from trainsim.system.collective_runtime import CollectiveRuntime
     except ImportError:
@@ -150,10 +159,8 @@ def load_inputs(
     if isinstance(workload, (str, Path)):
         from trainsim.workload.chakra import read_workload
 
-        graphs = read_workload(str(workload), plat.network.npus)
-    else:
-        graphs = workload if isinstance(workload, ReplicatedGraphs) else list(workload)
-    return plat, graphs
+        return plat, read_workload(str(workload), plat.network.npus)
+    return plat, (workload if isinstance(workload, ReplicatedGraphs) else list(workload))
 
 
 def _with_groups(platform: Platform, groups: dict[str, tuple[int, ...]]) -> Platform:

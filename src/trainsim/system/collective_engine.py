@@ -44,7 +44,12 @@ _RS_AG = (2, 7)  # CommType.ALL_GATHER, CommType.REDUCE_SCATTER: SCF applies to 
 @dataclass(slots=True)
 class CollectiveRecord:
     """One rank's part of one collective, for reports. Times in ns; ``dim_bytes[d]`` = bytes
-    this rank sent on network dimension d."""
+    this rank sent on network dimension d; ``algorithms[l]`` = the algorithm its chunks ran on
+    logical dimension l (= network dimension l unless the layout is a flat ``one*`` dimension
+    or a communicator group's ring; "" where nothing ran; ``replay`` for a replayed
+    broadcast); ``chunk_spans[c]`` = [start, end] ns of chunk c on this rank (its first phase
+    started, its last phase ended; -1 for a chunk that ran no phase); ``group_size`` = members of the collective (for the
+    bandwidth figures of ``collectives.bandwidth``)."""
 
     rank: int
     node_id: int
@@ -55,6 +60,9 @@ class CollectiveRecord:
     end_ns: float = -1.0
     dim_bytes: list[int] = field(default_factory=list)
     chunks: int = 0
+    algorithms: list[str] = field(default_factory=list)
+    chunk_spans: list[list[float]] = field(default_factory=list)
+    group_size: int = 0
 
 
 @dataclass(slots=True)
@@ -84,6 +92,7 @@ class Stream:
         "trees",
         "work",
         "layout",
+        "chunk",
     )
 
     def __init__(
@@ -95,6 +104,7 @@ class Stream:
         trees: list[bool],
         work: RankWork,
         layout: LogicalLayout,
+        chunk: int = 0,
     ) -> None:
         self.rank = rank
         self.tag = tag
@@ -107,6 +117,7 @@ class Stream:
         self.trees = trees
         self.work = work
         self.layout = layout
+        self.chunk = chunk  # index in the collective, for the record's chunk spans
 
     def phase_size(self) -> int:
         spec = self.phases[self.pos]
@@ -248,6 +259,9 @@ class Engine:
         old.running -= 1
         self._fill(old)
         work = stream.work
+        spans = work.record.chunk_spans
+        if spans:
+            spans[stream.chunk][1] = self.queue.now
         self.rank_state(stream.rank).active -= 1
         work.chunks_left -= 1
         if work.chunks_left == 0:
@@ -278,6 +292,10 @@ class Engine:
     def _init_stream(self, stream: Stream) -> None:
         stream.initialized = True
         pos = stream.pos
+        if pos == 0:
+            spans = stream.work.record.chunk_spans
+            if spans:
+                spans[stream.chunk][0] = self.queue.now
         spec = stream.phases[pos]
         layout = stream.layout
         members, index = layout.members(stream.rank, spec.ldim)
@@ -312,7 +330,7 @@ class Engine:
                     trees.append(k % 2 == 0)
                 else:
                     trees.append(True)
-            stream = Stream(rank, tag_base + c, phases, priority, trees, work, layout)
+            stream = Stream(rank, tag_base + c, phases, priority, trees, work, layout, c)
             rs.active += 1
             q = rs.queue(self._queue_id(stream))
             stream.queue = q

@@ -18,22 +18,34 @@ runtime is otherwise idle, the backend allows it (``symmetric.symmetric_backend`
 congestion-unaware analytical one, or the congestion-aware one while every message crosses one
 link) and every phase's algorithm is symmetric (ring, direct, halving-doubling), one
 representative rank is simulated (``symmetric.SymmetricRunner``) and every member finishes at
-its time; the result is exact (tests/system/test_symmetry.py). Times in ns, sizes in bytes.
+its time; the result is the rank-by-rank one (tests/system/test_symmetry.py) except under
+order-dependent same-tick ties, where rank by rank differs by rank and ``symmetry="strict"``
+runs rank by rank instead (``symmetric.py``). Times in ns, sizes in bytes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-from trainsim.collectives import DOUBLE_BINARY_TREE, LogicalLayout, PhaseSpec, chunk_phases
+from trainsim.collectives import (
+    DOUBLE_BINARY_TREE,
+    PLANNED_TYPES,
+    ROOTED_TYPES,
+    LogicalLayout,
+    PhaseSpec,
+    RootedPhaseSpec,
+    chunk_phases,
+    rooted_chunk_phases,
+)
 from trainsim.collectives.logical import NET
 from trainsim.config.types import Platform
 from trainsim.engine import EventQueue
 from trainsim.enums import CommType
 from trainsim.errors import TraceError
 from trainsim.network.analytical import AnalyticalNetwork
+from trainsim.system import themis_guard
 from trainsim.system.chunking import chunk_sizes
 from trainsim.system.collective_api import CollectiveRequest
 from trainsim.system.collective_engine import (
@@ -53,16 +65,10 @@ _AR, _AG, _RS, _A2A = (
 )
 _BROADCAST = int(CommType.BROADCAST)
 
-# Collectives ASTRA-sim rejects, simulated as the closest supported pattern (docs/collectives.md):
-# (phase type, size divisor by group size) — reduce and barrier run as all-reduce, gather /
-# scatter / real broadcast as an all-gather of each rank's 1/n share.
-_MAPPED = {
-    int(CommType.REDUCE): _AR,
-    int(CommType.REDUCE_SCATTER_BLOCK): _RS,
-    int(CommType.GATHER): _AG,
-    int(CommType.SCATTER): _AG,
-    int(CommType.BARRIER): _AR,
-}
+# reduce-scatter-block is a reduce-scatter; reduce, gather, scatter, barrier and a simulated
+# broadcast run their own algorithms (collectives.rooted, docs/collectives.md).
+_MAPPED = {int(CommType.REDUCE_SCATTER_BLOCK): _RS}
+_BARRIER = int(CommType.BARRIER)
 _NAMES = {int(c): c.name.lower() for c in CommType}
 
 
@@ -98,7 +104,7 @@ class CollectiveRuntime:
         queue: EventQueue,
         *,
         compat_astra: bool = False,
-        symmetry: bool = True,
+        symmetry: bool | Literal["strict"] = True,
     ) -> None:
         self.platform = platform
         self.network = network
@@ -143,6 +149,7 @@ class CollectiveRuntime:
         self._round_robin: dict[int, RoundRobin] = {}
         self._next_tag = 0
         self.symmetric_runs = 0
+        self.themis_choices: list[themis_guard.ThemisChoice] = []  # Themis' guarded decisions
 
     # -- the protocol ------------------------------------------------------------------------
     def issue(
@@ -250,13 +257,19 @@ class CollectiveRuntime:
                 _AG: impls.all_gather,
                 _RS: impls.reduce_scatter,
                 _A2A: impls.all_to_all,
+                # rooted types and the barrier: their nearest relative's list (collectives.rooted)
+                int(CommType.REDUCE): impls.all_reduce,
+                _BROADCAST: impls.all_reduce,
+                _BARRIER: impls.all_reduce,
+                int(CommType.GATHER): impls.all_gather,
+                int(CommType.SCATTER): impls.all_gather,
             }[phase_type]
             layout = self._layouts[key] = LogicalLayout(self.topology, impl, group)
         return layout
 
     def _plan(self, inst: _Instance, request: CollectiveRequest) -> None:
         inst.planned = True
-        if inst.comm_type == _BROADCAST:
+        if self._replayed(inst):
             return
         group = (
             None
@@ -275,13 +288,23 @@ class CollectiveRuntime:
             if dim.size > 1
             and (involved is None or group is not None or d >= len(involved) or involved[d])
         ]
-        size = inst.size
-        if inst.comm_type == int(CommType.BARRIER):
-            size = len(inst.members)
-        splits = 1 if inst.comm_type == int(CommType.BARRIER) else sysspec.preferred_dataset_splits
         chunks = chunk_sizes(
-            inst.phase_type, size, splits, self.npus, compat_astra=self.compat_astra
+            inst.phase_type,
+            inst.size,
+            sysspec.preferred_dataset_splits,
+            self.npus,
+            compat_astra=self.compat_astra,
         )
+        if inst.phase_type in PLANNED_TYPES:
+            if inst.phase_type == _BARRIER:
+                chunks = [0]
+            root = inst.members[0]  # Chakra has no root: the group's first member
+            inst.chunks = [
+                rooted_chunk_phases(inst.phase_type, c, active, layout, root) for c in chunks
+            ]
+            inst.tag_base = self._next_tag
+            self._next_tag += max(1, len(chunks))
+            return
         local_bw_aware = sysspec.collective_optimization == "localBWAware"
         policy = sysspec.inter_dimension_scheduling
         themis = None
@@ -314,6 +337,18 @@ class CollectiveRuntime:
                     themis=themis is not None,
                 )
             )
+        if themis is not None:
+            # fall back to the baseline plan when it is predicted to finish first (themis_guard)
+            base_order = baseline_order(ptype, active)
+            base = [
+                chunk_phases(
+                    ptype, c, base_order, layout.algos, sizes, local_bw_aware=local_bw_aware
+                )
+                for c in chunks
+            ]
+            plans, choice = themis_guard.guard(plans, base, lambda p: self._predict(layout, p))
+            if choice is not None:
+                self.themis_choices.append(choice)
         inst.chunks = plans
         inst.tag_base = self._next_tag
         self._next_tag += max(1, len(plans))
@@ -344,6 +379,9 @@ class CollectiveRuntime:
             self.queue.now,
             dim_bytes=[0] * len(self.topology.sizes),
             chunks=len(inst.chunks),
+            algorithms=self._algorithms(inst),
+            chunk_spans=[[-1.0, -1.0] for _ in inst.chunks],
+            group_size=len(inst.members),
         )
         self.records.append(record)
         what = f"its {_NAMES[inst.comm_type]} of {request.size} B (chunks still running)"
@@ -356,7 +394,7 @@ class CollectiveRuntime:
             return
         if not inst.planned:
             self._plan(inst, pending[0][1])
-        if inst.comm_type == _BROADCAST:
+        if self._replayed(inst):
             for rank, request, on_done, arg, _t in pending:
                 work = self._new_work(rank, inst, request, on_done, arg)
                 work.chunks_left = 1
@@ -395,7 +433,29 @@ class CollectiveRuntime:
             return
         self._in_flight[(rank, id(work))] = work
         assert inst.layout is not None
-        self.engine.start_rank(work, inst.layout, inst.chunks, inst.tag_base, pri)
+        chunks = inst.chunks
+        if inst.phase_type in ROOTED_TYPES:
+            # a rank skips the phases its ring takes no part in (collectives.rooted)
+            chunks = [
+                [s for s in c if not isinstance(s, RootedPhaseSpec) or s.takes_part(rank)]
+                for c in chunks
+            ]
+        self.engine.start_rank(work, inst.layout, chunks, inst.tag_base, pri)
+
+    @staticmethod
+    def _algorithms(inst: _Instance) -> list[str]:
+        """Per logical dimension, the algorithm the collective's phases run there."""
+        if inst.layout is None:
+            return ["replay"] if inst.comm_type == _BROADCAST else []
+        names = [""] * len(inst.layout.dims)
+        for chunk in inst.chunks:
+            for spec in chunk:
+                names[spec.ldim] = spec.algo.name
+        return names
+
+    def _replayed(self, inst: _Instance) -> bool:
+        """A broadcast replayed from its duration (ASTRA-sim's way; ``SystemSpec.broadcast``)."""
+        return inst.comm_type == _BROADCAST and self.system.broadcast == "replay"
 
     def _replay_done(self, work: RankWork) -> None:
         work.chunks_left = 0
@@ -413,7 +473,7 @@ class CollectiveRuntime:
         if len(pending) != len(inst.members) or inst.issued != len(inst.members):
             return False
         layout = inst.layout
-        if layout is None or layout.fast or not inst.chunks:
+        if layout is None or layout.fast or not inst.chunks or inst.phase_type in ROOTED_TYPES:
             return False
         if self._in_flight or any(rs.active for rs in self.engine.ranks.values()):
             return False
@@ -433,6 +493,7 @@ class CollectiveRuntime:
                 self._engine_kwargs,
                 injection=self._new_injection,
                 memo=self.compat_astra,
+                strict=self.symmetry == "strict",
             )
         outcome = self._symmetric.run(inst.layout, inst.chunks, inst.tag_base, self.queue.now)
         if outcome is None:
@@ -445,6 +506,7 @@ class CollectiveRuntime:
             self._priority(rank, request)
             work = self._new_work(rank, inst, request, on_done, arg)
             work.record.dim_bytes = list(outcome.dim_bytes)
+            work.record.chunk_spans = [list(span) for span in outcome.chunk_spans]
             work.record.end_ns = end
             self._in_flight[(rank, id(work))] = work
             self._sym_busy[rank] = end
@@ -457,6 +519,17 @@ class CollectiveRuntime:
         for work in works:
             work.chunks_left = 0
             self._rank_done(work)
+
+    def _predict(self, layout: LogicalLayout, plan: list[list[PhaseSpec]]) -> float:
+        return themis_guard.predict_finish_ns(
+            self.network, self.topology, layout, plan, self._engine_kwargs, self._new_injection()
+        )
+
+    @property
+    def symmetric_ties(self) -> int:
+        """Symmetric runs that met an order-dependent same-tick tie (``symmetric.py``); with
+        ``symmetry="strict"`` those run rank by rank instead."""
+        return 0 if self._symmetric is None else self._symmetric.tie_runs
 
     def _new_injection(self) -> InjectionPorts | None:
         if self.compat_astra or not self._unaware:

@@ -30,6 +30,7 @@ from trainsim.system.rank import (
     resource_classes,
 )
 from trainsim.system.result import NodeTimeline, RankResult, RunResult
+from trainsim.workload.cycles import find_cycle
 from trainsim.workload.graph import ABSENT, WorkloadGraph
 
 Handler = Callable[[RankState, int], None]
@@ -77,6 +78,7 @@ class Executor:
         for rank, graph in enumerate(graphs):
             key = id(graph.ids)  # ranks built from one graph share its arrays
             if key not in shared:
+                _reject_cycles(graph, use_ctrl_deps)
                 shared[key] = (resource_classes(graph).tolist(), DependencyIndex(graph, use_ctrl_deps=use_ctrl_deps))
             resource, deps = shared[key]
             ranks.append(RankState(rank, graph, resource, deps))
@@ -84,10 +86,16 @@ class Executor:
 
     # -- main loop -----------------------------------------------------------------------
 
-    def run(self) -> RunResult:
+    def run(self, progress: Callable[[float, int, int], None] | None = None) -> RunResult:
+        """Simulate to the end. ``progress(simulated_ns, nodes_done, nodes_total)`` is called
+        every 100,000 events when given."""
         for state in self.ranks:
             self._issue_ready(state)
-        self.queue.run()
+        if progress is None:
+            self.queue.run()
+        else:
+            total = sum(len(s.graph) for s in self.ranks)
+            self.queue.run(tick=lambda: progress(self.queue.now, sum(s.done for s in self.ranks), total))
         unfinished = [s for s in self.ranks if not s.finished]
         if unfinished:
             raise DeadlockError(
@@ -331,5 +339,20 @@ class Executor:
             )
         makespan = max((r.finish_s for r in ranks), default=0.0)
         timelines = [NodeTimeline(s.graph, s.start_ns, s.end_ns) for s in self.ranks]
-        return RunResult(makespan_s=makespan, ranks=ranks, events=self.queue.events_processed, timelines=timelines)
+        records = list(getattr(self.collectives, "records", []))
+        return RunResult(makespan_s=makespan, ranks=ranks, events=self.queue.events_processed, timelines=timelines, collectives=records)
 
+
+
+def _reject_cycles(graph: WorkloadGraph, use_ctrl_deps: bool) -> None:
+    """A graph whose dependencies form a cycle can never finish: say which nodes, up front."""
+    cycle = find_cycle(graph, ctrl=use_ctrl_deps)
+    if cycle:
+        shown = " -> ".join(str(n) for n in [*cycle[:12], cycle[0]]) if len(cycle) <= 12 else " -> ".join(map(str, cycle[:12])) + " -> ..."
+        raise TraceError(
+            f"dependency cycle of {len(cycle)} node(s): {shown} (each waits for the one before it)",
+            file=graph.source or None,
+            rank=graph.rank,
+            node_id=cycle[0],
+            hint="a workload graph must be acyclic; remove one of these dependencies",
+        )

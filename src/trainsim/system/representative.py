@@ -26,7 +26,9 @@ tick on every rank. So every rank has the representative's node times.
 Derived results: ``RunResult.ranks`` is a :class:`~trainsim.system.result.UniformRanks` (rank
 i = the representative's result with ``rank = i``, built on access), ``RunResult.timelines``
 holds the representative's :class:`NodeTimeline` once per rank (the same object; its graph is
-the representative's, rank 0). Memory: one graph, one rank state, one per-node timing list,
+the representative's, rank 0), ``RunResult.collectives`` is a
+:class:`~trainsim.system.result.UniformRecords` (each of the representative's collective
+records once per rank, in the order a rank-by-rank run appends them). Memory: one graph, one rank state, one per-node timing list,
 whatever the rank count. Times in ns inside, seconds in results.
 """
 
@@ -44,7 +46,7 @@ from trainsim.enums import NodeType
 from trainsim.network.protocol import NetworkBackend
 from trainsim.system.collective_runtime import CollectiveRuntime, _Instance
 from trainsim.system.executor import Executor
-from trainsim.system.result import RunResult, UniformRanks
+from trainsim.system.result import RunResult, UniformRanks, UniformRecords
 from trainsim.system.symmetric import VERTEX_TRANSITIVE
 from trainsim.workload.graph import WorkloadGraph
 from trainsim.workload.micro import ReplicatedGraphs
@@ -136,8 +138,12 @@ class RepresentativeRuntime(CollectiveRuntime):
             self._plan(inst, pending[0][1])
         members = len(inst.members)
         inst.issued = members  # every member issues it at this tick, by symmetry
-        if not (self._symmetric_ok(inst, pending * members) and self._run_symmetric(inst, pending)):
+        if not self._symmetric_ok(inst, pending * members):
             raise SymmetryBroken(f"collective {inst.key} cannot run by a representative")
+        if not self._run_symmetric(inst, pending):
+            runner = self._symmetric
+            why = runner.refusals[-1] if runner is not None and runner.refusals else "refused"
+            raise SymmetryBroken(f"collective {inst.key} cannot run by a representative: {why}")
 
 
 class RepresentativeExecutor(Executor):
@@ -165,6 +171,7 @@ class RepresentativeExecutor(Executor):
             ranks=UniformRanks(one.ranks[0], npus),
             events=one.events,
             timelines=one.timelines * npus,
+            collectives=UniformRecords(one.collectives, npus),
         )
 
 
@@ -174,15 +181,18 @@ def representative_run(
     make_network: Callable[[EventQueue], NetworkBackend],
     *,
     compat_astra: bool,
+    strict: bool = False,
+    progress: Callable[[float, int, int], None] | None = None,
 ) -> RunResult:
     """Simulate ``graph`` once for every rank; raises :class:`SymmetryBroken` (or whatever the
     run raises) when the representative cannot stand for all."""
     queue = EventQueue()
     network = make_network(queue)
-    runtime = RepresentativeRuntime(platform, network, queue, compat_astra=compat_astra)
+    runtime = RepresentativeRuntime(platform, network, queue, compat_astra=compat_astra, symmetry="strict" if strict else True)
     executor = RepresentativeExecutor(platform, graph, network, queue, collectives=runtime, compat_astra=compat_astra)
-    result = executor.run()
+    result = executor.run(progress)
     result.info["symmetric_collectives"] = runtime.symmetric_runs
+    result.info["symmetric_ties"] = runtime.symmetric_ties
     return result
 
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from trainsim.ranked import PerRank
+from trainsim.lazyseq import LazySequence
 from trainsim.workload.graph import WorkloadGraph
 
 
@@ -27,7 +27,7 @@ class RankResult:
     nodes: int = 0
 
 
-class UniformRanks(PerRank[RankResult]):
+class UniformRanks(LazySequence[RankResult]):
     """Every rank's result when all ranks behave as one representative
     (``system/representative.py``): item i is the representative's result with ``rank = i``,
     made on access, so 65,536 ranks cost one object."""
@@ -38,11 +38,33 @@ class UniformRanks(PerRank[RankResult]):
         super().__init__(npus)
         self.template = template
 
-    def item(self, rank: int) -> RankResult:
-        return replace(self.template, rank=rank)
+    def item(self, index: int) -> RankResult:
+        return replace(self.template, rank=index)
 
     def __repr__(self) -> str:
-        return f"UniformRanks({self.template!r}, npus={self.npus})"
+        return f"UniformRanks({self.template!r}, npus={self.length})"
+
+
+class UniformRecords(LazySequence[Any]):
+    """Every rank's collective records when all ranks behave as one representative: for each of
+    the representative's records in order, one per rank (the order a symmetric rank-by-rank run
+    appends them), the representative's with ``rank`` replaced, made on access."""
+
+    __slots__ = ("records", "npus")
+
+    def __init__(self, records: Sequence[Any], npus: int) -> None:
+        super().__init__(len(records) * npus)
+        self.records = list(records)
+        self.npus = npus
+
+    def item(self, index: int) -> Any:
+        rec = self.records[index // self.npus]
+        return replace(
+            rec,
+            rank=index % self.npus,
+            dim_bytes=list(rec.dim_bytes),
+            chunk_spans=[list(span) for span in rec.chunk_spans],
+        )
 
 
 @dataclass
@@ -61,6 +83,13 @@ class RunResult:
     events: int = 0
     info: dict[str, Any] = field(default_factory=dict)
     timelines: list[NodeTimeline] = field(default_factory=list, repr=False)
+    collectives: Sequence[Any] = field(default_factory=list, repr=False)  # CollectiveRecord per rank and collective
+
+    def to_dataframe(self) -> Any:
+        """One row per rank (pandas), for notebooks."""
+        import pandas as pd
+
+        return pd.DataFrame([asdict(r) for r in self.ranks]).set_index("rank")
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of ``trainsim run --json`` (issue 2)."""

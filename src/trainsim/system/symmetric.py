@@ -22,9 +22,9 @@ last bit, and its injection ports carry state across phases):
   only when it finishes (its stream leaves one dimension queue and joins the next). So the
   first time a phase spec runs it is simulated, and later runs of the same spec are one event
   ``duration`` later, with the same bytes per dimension;
-- two finishes at the same tick would be ordered by event sequence numbers that a memoized
-  phase does not reproduce, so a memoized run with such a tie is discarded and the collective
-  simulated again without phase memoization (:class:`_MemoTie`); the result never depends on it;
+- finishes in one tick may be ordered differently with memoized phases; where that order can
+  matter (the same-tick ties below) a memoized run is discarded and the collective simulated
+  again without phase memoization (:class:`_MemoTie`), so memoization never changes a result;
 - a phase is memoized only when no message of its chunk is left unmatched when it finishes,
   and replayed only when none is when it starts (its receives meet only its own messages);
   with the congestion-aware backend also only when no message of the representative is in
@@ -32,6 +32,17 @@ last bit, and its injection ports carry state across phases):
   per dimension and network (not flat) logical dimensions;
 - a whole collective started idle is a function of its plan: the second one of the same plan
   costs one event (the data-parallel step's identical all-reduces).
+
+Same-tick ties. Rank by rank, events of one tick run in global event order, which differs by
+rank (an event scheduled by a lower rank runs first). Where the order of two of a rank's
+events can change what happens - two chunks joining one dimension queue in one tick (or, with
+SCF, one joining where another leaves), two chunks starting messages on one shared FIFO (an
+injection port's dimension in the default mode, a congestion-aware link) - the rank-by-rank
+run is not even the same on every rank, while the representative's is one order-independent
+answer (docs/collectives.md: the known rank-by-rank gap). ``strict`` runners refuse such a
+collective (:class:`NotSymmetric`: the caller runs it rank by rank, so the result is the
+rank-by-rank one, bit for bit); the default keeps the symmetric answer and counts the tie
+(``SymmetricRunner.tie_runs``).
 
 Times in ns, sizes in bytes.
 """
@@ -60,7 +71,7 @@ class NotSymmetric(Exception):
 
 
 class _MemoTie(Exception):
-    """Two phase finishes at one tick during a memoized run (internal signal)."""
+    """An order-dependent same-tick tie during a run with memoized phases (internal signal)."""
 
 
 def symmetric_backend(network: Any, topology: MultiDimTopology) -> bool:
@@ -76,11 +87,13 @@ def symmetric_backend(network: Any, topology: MultiDimTopology) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class SymmetricOutcome:
-    """When the representative finished (ns), the bytes it sent per network dimension, and the
-    events its private simulation processed."""
+    """When the representative finished (ns), the bytes it sent per network dimension, each
+    chunk's [start, end] ns (-1 for a chunk that ran no phase), and the events its private
+    simulation processed."""
 
     end_ns: float
     dim_bytes: tuple[int, ...]
+    chunk_spans: tuple[tuple[float, float], ...]
     events: int
 
 
@@ -94,21 +107,29 @@ class _Replayed:
 
 
 class MemoEngine(SymmetricEngine):
-    """:class:`SymmetricEngine` with memoized phases and the congestion-aware one-link path."""
+    """:class:`SymmetricEngine` with memoized phases, the congestion-aware one-link path, and
+    the same-tick checks that keep it equal to the rank-by-rank run (module docstring)."""
 
     def __init__(
         self,
         *args: Any,
         phase_memo: dict[tuple[int, PhaseSpec], tuple[float, tuple[tuple[int, int], ...]]] | None,
         links: CongestionAwareNetwork | None,
+        strict: bool,
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
         self.phase_memo = phase_memo
         self.links = links
+        self.strict = strict
+        self.ties = 0
         self._started: dict[Phase, tuple[float, dict[int, int]]] = {}
-        self._last_finish = -1.0
         self._in_flight: dict[int, int] = {}  # network dim -> messages of the representative
+        self._finish_tick = -1.0
+        self._joined: set[int] = set()  # dimension queues chunks joined / left this tick
+        self._left: set[int] = set()
+        self._send_tick = -1.0
+        self._send_streams: dict[int, Stream] = {}  # shared resource -> stream, this tick
 
     # -- memoized phases ---------------------------------------------------------------------
     def _init_stream(self, stream: Stream) -> None:
@@ -122,6 +143,10 @@ class MemoEngine(SymmetricEngine):
         dim = stream.layout.dims[spec.ldim].net_dim
         if hit is not None and self._quiet(stream.tag, dim):
             stream.initialized = True
+            if stream.pos == 0:
+                spans = stream.work.record.chunk_spans
+                if spans:
+                    spans[stream.chunk][0] = self.queue.now
             duration, sent = hit
             record = stream.work.record.dim_bytes
             for d, nbytes in sent:
@@ -144,21 +169,60 @@ class MemoEngine(SymmetricEngine):
         self.finish(_Replayed(stream))  # type: ignore[arg-type]
 
     def finish(self, phase: Phase) -> None:
+        stream: Stream = phase.owner
+        self._check_finish_tie(stream)
         memo = self.phase_memo
         if memo is not None:
-            now = self.queue.now
-            if now == self._last_finish:
-                raise _MemoTie
-            self._last_finish = now
             started = self._started.pop(phase, None)
             if started is not None:
-                stream: Stream = phase.owner
                 spec = stream.phases[stream.pos]
                 dim = stream.layout.dims[spec.ldim].net_dim
                 if self._quiet(stream.tag, dim):
                     start, sent = started
-                    memo[(id(stream.layout), spec)] = (now - start, tuple(sorted(sent.items())))
+                    memo[(id(stream.layout), spec)] = (self.queue.now - start, tuple(sorted(sent.items())))
         super().finish(phase)
+
+    def _check_finish_tie(self, stream: Stream) -> None:
+        """Rank by rank, finishes in one tick run in global event order, which differs by rank.
+        Their order can matter only when two of them insert into one dimension queue, or (SCF,
+        where an insertion may go before waiting chunks) one inserts where another leaves:
+        refuse those (docs/collectives.md). Removals alone, or an insertion behind equal-priority
+        waiting chunks of the same collective, end in the same queue whatever the order."""
+        phases = stream.phases
+        left = phases[stream.pos].ldim
+        joins = phases[stream.pos + 1].ldim if stream.pos + 1 < len(phases) else -1
+        now = self.queue.now
+        if now != self._finish_tick:
+            self._finish_tick = now
+            self._joined = set()
+            self._left = set()
+        if joins >= 0 and (joins in self._joined or (self.scf and joins in self._left)):
+            self._tie(f"two chunks change dimension queue {joins} at {now} ns")
+        elif self.scf and left in self._joined:
+            self._tie(f"two chunks change dimension queue {left} at {now} ns")
+        self._left.add(left)
+        if joins >= 0:
+            self._joined.add(joins)
+
+    def _check_send_tie(self, resource: int, stream: Stream) -> None:
+        """Two chunks starting messages on one shared FIFO (injection port dimension, link) in
+        one tick are served in global event order rank by rank: refuse them."""
+        now = self.queue.now
+        if now != self._send_tick:
+            self._send_tick = now
+            self._send_streams = {resource: stream}
+            return
+        other = self._send_streams.setdefault(resource, stream)
+        if other is not stream:
+            self._tie(f"two chunks share a link in the same tick at {now} ns")
+
+    def _tie(self, what: str) -> None:
+        """An order-dependent same-tick tie (module docstring)."""
+        if self.strict:
+            raise NotSymmetric(what)
+        if self.phase_memo is not None:
+            raise _MemoTie(what)
+        self.ties += 1
 
     def _account(self, phase: Phase, dst: int, nbytes: int) -> None:
         d = phase.dim
@@ -170,15 +234,19 @@ class MemoEngine(SymmetricEngine):
             sent = started[1]
             sent[d] = sent.get(d, 0) + nbytes
 
-    # -- the congestion-aware one-link path --------------------------------------------------
+    # -- shared FIFOs: injection ports, congestion-aware links --------------------------------
     def send(self, phase: Phase, dst: int, nbytes: int, mirror_src: int) -> None:
         links = self.links
+        rank = phase.rank
         if links is None:
+            if self.injection is not None:
+                self._check_send_tie(self.topology.first_diff_dim(rank, dst), phase.owner)
             super().send(phase, dst, nbytes, mirror_src)
             return
-        rank = phase.rank
-        if len(links.graph.route(rank, dst)) != 1:  # type: ignore[attr-defined]
+        route = links.graph.route(rank, dst)  # type: ignore[attr-defined]
+        if len(route) != 1:
             raise NotSymmetric(f"rank {rank} -> {dst} crosses more than one link")
+        self._check_send_tie(route[0], phase.owner)
         self._account(phase, dst, nbytes)
         dim = self.topology.first_diff_dim(rank, dst)
         flying = self._in_flight
@@ -205,16 +273,19 @@ class SymmetricRunner:
         *,
         injection: Callable[[], InjectionPorts | None],
         memo: bool,
+        strict: bool = False,
     ) -> None:
         self.network = network
         self.topology = topology
         self.engine_kwargs = engine_kwargs
         self.injection = injection
         self.memo = memo
+        self.strict = strict
+        self.tie_runs = 0  # collectives whose run had an order-dependent same-tick tie
         self._phase_memo: dict[tuple[int, PhaseSpec], tuple[float, tuple[tuple[int, int], ...]]] = {}
-        self._collective_memo: dict[Any, tuple[float, tuple[int, ...]]] = {}
+        self._collective_memo: dict[Any, SymmetricOutcome] = {}  # times from the start
         self._refused: set[Any] = set()
-        self.memo_ties = 0
+        self.refusals: list[str] = []  # why collectives ran rank by rank
 
     def _links_ok(self) -> bool:
         return self.engine_kwargs["active_chunks"] == 1
@@ -232,7 +303,7 @@ class SymmetricRunner:
             return None  # other traffic (sends) still on the links: they are shared
         hit = self._collective_memo.get(key) if self.memo else None
         if hit is not None:
-            return SymmetricOutcome(start_ns + hit[0], hit[1], 0)
+            return _shifted(hit, start_ns, events=0)
         phase_memo = self.memo and (
             not congestion_aware or (self._links_ok() and all(d.kind == NET for d in layout.dims))
         )
@@ -240,13 +311,13 @@ class SymmetricRunner:
             try:
                 outcome = self._simulate(layout, chunks, tag_base, start_ns, phase_memo)
             except _MemoTie:
-                self.memo_ties += 1
                 outcome = self._simulate(layout, chunks, tag_base, start_ns, False)
-        except NotSymmetric:
+        except NotSymmetric as exc:
             self._refused.add(key)
+            self.refusals.append(str(exc))
             return None
         if self.memo:
-            self._collective_memo[key] = (outcome.end_ns - start_ns, outcome.dim_bytes)
+            self._collective_memo[key] = _shifted(outcome, -start_ns, events=0)
         return outcome
 
     def _simulate(
@@ -271,14 +342,35 @@ class SymmetricRunner:
             on_rank_done=done.append,
             phase_memo=self._phase_memo if phase_memo else None,
             links=links,
+            strict=self.strict,
             injection=self.injection(),
             **self.engine_kwargs,
         )
         rank = 0
-        record = CollectiveRecord(rank, -1, 0, 0, "", start_ns, dim_bytes=[0] * len(self.topology.sizes), chunks=len(chunks))
+        record = CollectiveRecord(
+            rank,
+            -1,
+            0,
+            0,
+            "",
+            start_ns,
+            dim_bytes=[0] * len(self.topology.sizes),
+            chunks=len(chunks),
+            chunk_spans=[[-1.0, -1.0] for _ in chunks],
+        )
         work = RankWork(rank, len(chunks), lambda _a: None, None, record, "")
         engine.start_rank(work, layout, chunks, tag_base, 0)
         private.run()
+        if engine.ties:
+            self.tie_runs += 1
         if not done:
             raise NotSymmetric("the representative never finished")
-        return SymmetricOutcome(record.end_ns, tuple(record.dim_bytes), private.events_processed)
+        spans = tuple((a, b) for a, b in record.chunk_spans)
+        return SymmetricOutcome(record.end_ns, tuple(record.dim_bytes), spans, private.events_processed)
+
+
+def _shifted(outcome: SymmetricOutcome, by_ns: float, *, events: int) -> SymmetricOutcome:
+    """``outcome`` with every time moved by ``by_ns`` (-1 markers kept). Exact in compatibility
+    mode, where every time is a whole number of ns."""
+    spans = tuple(tuple(t if t < 0 else t + by_ns for t in span) for span in outcome.chunk_spans)
+    return SymmetricOutcome(outcome.end_ns + by_ns, outcome.dim_bytes, spans, events)  # type: ignore[arg-type]

@@ -177,3 +177,12 @@ def build_graph(spec: NetworkSpec) -> LinkGraph:
     if fabric.kind == "leaf_spine":
         return leaf_spine(spec.npus, fabric.hosts_per_leaf, fabric.spines, fabric.bandwidth, fabric.latency_ns, oversubscription=fabric.oversubscription)
     return load_edge_list(fabric.file, spec.npus)
+
+
+def graph_of(spec: NetworkSpec | None, graph: LinkGraph | None) -> LinkGraph:
+    """``graph`` if given, else the physical graph of ``spec`` (for the link-level backends)."""
+    if graph is not None:
+        return graph
+    if spec is None:
+        raise ValueError("give a NetworkSpec or a LinkGraph")
+    return build_graph(spec)

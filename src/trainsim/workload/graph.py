@@ -10,6 +10,12 @@ set of chakra-format.md §1.5) are kept per node as ``extra``: the serialized by
 ``Node`` message holding only those fields (``b""`` when there are none), so a read-then-write
 round trip loses nothing.
 
+Which standard attributes a node carries is the bitmask ``present`` (one :class:`Attr` bit per
+attribute), so a writer emits exactly the attributes that were read or set, zero values included.
+Absent attributes still hold a neutral value in their array (0, ``""``, or the sentinels
+:data:`ABSENT` / ``NO_COMM_TYPE`` for ``comm_src``/``comm_dst``/``comm_tag``/``comm_type``), so
+the simulator can read the arrays without consulting the mask.
+
 Units: ``duration_s`` in seconds (Chakra's ``duration_micros`` / 1e6); ``num_ops`` in FLOP;
 ``tensor_size`` and ``comm_size`` in bytes.
 """
@@ -18,6 +24,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from enum import IntFlag
+from itertools import chain
 
 import numpy as np
 
@@ -25,6 +33,22 @@ from trainsim.enums import NO_COMM_TYPE, NodeType
 
 ABSENT = -1
 """Value of ``comm_src``/``comm_dst``/``comm_tag`` when the attribute is not in the file."""
+
+
+class Attr(IntFlag):
+    """One bit per standard node attribute (chakra-format.md §1.5), in the order writers emit them."""
+
+    IS_CPU_OP = 1
+    NUM_OPS = 2
+    TENSOR_SIZE = 4
+    COMM_TYPE = 8
+    COMM_PRIORITY = 16
+    COMM_SIZE = 32
+    COMM_SRC = 64
+    COMM_DST = 128
+    COMM_TAG = 256
+    PG_NAME = 512
+    INVOLVED_DIM = 1024
 
 
 @dataclass
@@ -51,10 +75,14 @@ class WorkloadGraph:
     ctrl_dep_ptr: np.ndarray  # int64, length n+1
     ctrl_dep_ids: np.ndarray  # int64 node ids
     extra: list[bytes]  # serialized Node with the fields not modelled above
+    present: np.ndarray  # uint16 bitmask of Attr: which standard attributes each node carries
     metadata: bytes = b""  # serialized GlobalMetadata as read (b"" = none)
     source: str = ""  # file the graph came from, for error messages
     rank: int = 0
     warnings: list[str] = field(default_factory=list)
+    use_ctrl_deps: bool = True
+    """Whether ctrl_deps order execution (ASTRA-sim's FeederV3: yes; the legacy feeder: no).
+    They are kept, and written, either way."""
 
     def __len__(self) -> int:
         return int(self.ids.shape[0])
@@ -63,28 +91,92 @@ class WorkloadGraph:
         """Map node id -> position."""
         return {int(i): p for p, i in enumerate(self.ids.tolist())}
 
-    def deps_of(self, pos: int, *, ctrl: bool = True) -> list[int]:
-        """Node ids position ``pos`` depends on (data deps, then ctrl deps if ``ctrl``)."""
+    def deps_of(self, pos: int, *, ctrl: bool | None = None) -> list[int]:
+        """Node ids position ``pos`` depends on: data deps, then ctrl deps if ``ctrl``
+        (default: :attr:`use_ctrl_deps`)."""
         deps = self.data_dep_ids[self.data_dep_ptr[pos] : self.data_dep_ptr[pos + 1]].tolist()
-        if ctrl:
+        if self.use_ctrl_deps if ctrl is None else ctrl:
             deps += self.ctrl_dep_ids[self.ctrl_dep_ptr[pos] : self.ctrl_dep_ptr[pos + 1]].tolist()
         return deps
 
+    def dep_indices(self, *, ctrl: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Dependencies as CSR ``(ptr, positions)``: node ``p`` depends on
+        ``positions[ptr[p]:ptr[p+1]]`` (data deps, then ctrl deps if ``ctrl``, default
+        :attr:`use_ctrl_deps`); ``-1`` marks an id that is not in the graph."""
+        use_ctrl = self.use_ctrl_deps if ctrl is None else ctrl
+        if not use_ctrl:
+            return self.data_dep_ptr, self.positions_of_ids(self.data_dep_ids)
+        n = len(self)
+        rows = np.concatenate(
+            [
+                np.repeat(np.arange(n), np.diff(self.data_dep_ptr)),
+                np.repeat(np.arange(n), np.diff(self.ctrl_dep_ptr)),
+            ]
+        )
+        order = np.argsort(rows, kind="stable")
+        ptr = self.data_dep_ptr + self.ctrl_dep_ptr
+        ids = np.concatenate([self.data_dep_ids, self.ctrl_dep_ids])[order]
+        return ptr, self.positions_of_ids(ids)
+
+    def positions_of_ids(self, ids: np.ndarray) -> np.ndarray:
+        """Position of each node id in ``ids`` (int64 array), ``-1`` where it is not in the graph."""
+        if len(self) == 0:
+            return np.full(ids.shape, -1, dtype=np.int64)
+        pos = np.minimum(np.searchsorted(self.ids, ids), len(self) - 1)
+        return np.where(self.ids[pos] == ids, pos, -1).astype(np.int64)
+
     def node_summary(self, pos: int) -> str:
         """A short human description of one node, for error messages."""
-        kind = NodeType(int(self.types[pos])).name if int(self.types[pos]) in NodeType._value2member_map_ else str(int(self.types[pos]))
+        kind = (
+            NodeType(int(self.types[pos])).name
+            if int(self.types[pos]) in NodeType._value2member_map_
+            else str(int(self.types[pos]))
+        )
         return f"node {int(self.ids[pos])} ({kind}, {self.names[pos]!r})"
+
+
+# Plain ints: IntFlag arithmetic is slow in the per-node path.
+_OPTIONAL_BITS = tuple(
+    int(flag)
+    for flag in (
+        Attr.IS_CPU_OP, Attr.NUM_OPS, Attr.TENSOR_SIZE, Attr.COMM_PRIORITY,
+        Attr.COMM_SIZE, Attr.PG_NAME, Attr.INVOLVED_DIM,
+    )
+)  # fmt: skip
+_SENTINEL_BITS = (
+    (int(Attr.COMM_TYPE), NO_COMM_TYPE),
+    (int(Attr.COMM_SRC), ABSENT),
+    (int(Attr.COMM_DST), ABSENT),
+    (int(Attr.COMM_TAG), ABSENT),
+)
+
+
+def _presence(optional: tuple, sentinelled: tuple) -> int:
+    """The :class:`Attr` bitmask of one node. ``optional``: values of is_cpu_op, num_ops,
+    tensor_size, comm_priority, comm_size, pg_name, involved_dim (None = absent);
+    ``sentinelled``: comm_type, comm_src, comm_dst, comm_tag (their sentinel = absent)."""
+    bits = 0
+    for value, bit in zip(optional, _OPTIONAL_BITS, strict=True):
+        if value is not None:
+            bits |= bit
+    for value, (bit, absent) in zip(sentinelled, _SENTINEL_BITS, strict=True):
+        if value != absent:
+            bits |= bit
+    return bits
 
 
 class GraphBuilder:
     """Accumulates nodes one by one and freezes them into a :class:`WorkloadGraph`.
 
-    Readers and generators use it; ``build`` sorts by id and packs the arrays once.
+    Readers and generators use it; ``build`` sorts by id and packs the arrays once. An attribute
+    left at ``None`` (or at its sentinel, for ``comm_type``/``comm_src``/``comm_dst``/``comm_tag``)
+    is absent from the node: its bit in ``present`` is clear and a writer will not emit it.
     """
 
-    def __init__(self, source: str = "", rank: int = 0) -> None:
+    def __init__(self, source: str = "", rank: int = 0, *, use_ctrl_deps: bool = True) -> None:
         self.source = source
         self.rank = rank
+        self.use_ctrl_deps = use_ctrl_deps
         self._rows: list[tuple] = []
         self._data_deps: list[Sequence[int]] = []
         self._ctrl_deps: list[Sequence[int]] = []
@@ -100,38 +192,43 @@ class GraphBuilder:
         name: str = "",
         *,
         duration_s: float = 0.0,
-        is_cpu_op: bool = False,
-        num_ops: float = 0.0,
-        tensor_size: int = 0,
+        is_cpu_op: bool | None = None,
+        num_ops: float | None = None,
+        tensor_size: int | None = None,
         comm_type: int = NO_COMM_TYPE,
-        comm_size: int = 0,
+        comm_size: int | None = None,
         comm_src: int = ABSENT,
         comm_dst: int = ABSENT,
         comm_tag: int = ABSENT,
-        comm_priority: int = 0,
-        pg_name: str = "",
+        comm_priority: int | None = None,
+        pg_name: str | None = None,
         involved_dim: tuple[bool, ...] | None = None,
         data_deps: Sequence[int] = (),
         ctrl_deps: Sequence[int] = (),
         extra: bytes = b"",
     ) -> int:
-        """Add one node; returns its id."""
+        """Add one node; returns its id. Units: ``duration_s`` seconds, sizes bytes, FLOP."""
+        present = _presence(
+            (is_cpu_op, num_ops, tensor_size, comm_priority, comm_size, pg_name, involved_dim),
+            (comm_type, comm_src, comm_dst, comm_tag),
+        )
         self._rows.append(
             (
                 node_id,
                 node_type,
                 name,
                 duration_s,
-                is_cpu_op,
-                num_ops,
-                tensor_size,
+                bool(is_cpu_op),
+                num_ops or 0.0,
+                tensor_size or 0,
                 comm_type,
-                comm_size,
+                comm_size or 0,
                 comm_src,
                 comm_dst,
                 comm_tag,
-                comm_priority,
-                pg_name,
+                comm_priority or 0,
+                pg_name or "",
+                present,
             )
         )
         self._data_deps.append(data_deps)
@@ -152,7 +249,12 @@ class GraphBuilder:
             dup = int(ids[order][np.flatnonzero(np.diff(ids[order]) == 0)[0]])
             from trainsim.errors import TraceError
 
-            raise TraceError(f"node id {dup} appears more than once", file=self.source or None, rank=self.rank, node_id=dup)
+            raise TraceError(
+                f"node id {dup} appears more than once",
+                file=self.source or None,
+                rank=self.rank,
+                node_id=dup,
+            )
         perm = order.tolist()
         rows = [rows[i] for i in perm]
 
@@ -164,9 +266,7 @@ class GraphBuilder:
             lens = np.fromiter((len(x) for x in ordered), dtype=np.int64, count=n)
             ptr = np.zeros(n + 1, dtype=np.int64)
             np.cumsum(lens, out=ptr[1:])
-            flat = np.fromiter(
-                (d for x in ordered for d in x), dtype=np.int64, count=int(ptr[-1])
-            )
+            flat = np.fromiter(chain.from_iterable(ordered), dtype=np.int64, count=int(ptr[-1]))
             return ptr, flat
 
         dptr, dids = csr(self._data_deps)
@@ -193,8 +293,10 @@ class GraphBuilder:
             ctrl_dep_ptr=cptr,
             ctrl_dep_ids=cids,
             extra=[self._extra[i] for i in perm],
+            present=col(14, np.uint16),
             metadata=self.metadata,
             source=self.source,
             rank=self.rank,
             warnings=list(self.warnings),
+            use_ctrl_deps=self.use_ctrl_deps,
         )

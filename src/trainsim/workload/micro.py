@@ -13,7 +13,7 @@ import copy
 
 from trainsim.enums import CommType, NodeType
 from trainsim.errors import ConfigError
-from trainsim.ranked import PerRank
+from trainsim.lazyseq import LazySequence
 from trainsim.workload.graph import GraphBuilder, WorkloadGraph
 
 COLLECTIVE_NAMES = {
@@ -42,7 +42,7 @@ def comm_type_named(name: str) -> CommType:
     return found
 
 
-class ReplicatedGraphs(PerRank[WorkloadGraph]):
+class ReplicatedGraphs(LazySequence[WorkloadGraph]):
     """``npus`` rank graphs sharing one graph's arrays: item i is a shallow copy with
     ``rank = i``, made on access, so the sequence costs one graph whatever ``npus`` is."""
 
@@ -51,6 +51,10 @@ class ReplicatedGraphs(PerRank[WorkloadGraph]):
     def __init__(self, graph: WorkloadGraph, npus: int) -> None:
         super().__init__(npus)
         self.graph = graph
+
+    @property
+    def npus(self) -> int:
+        return self.length
 
     def item(self, rank: int) -> WorkloadGraph:
         g = copy.copy(self.graph)

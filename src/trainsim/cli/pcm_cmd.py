@@ -1,0 +1,402 @@
+"""``trainsim pcm``: studies of tri-level MLC phase-change memory (memory/pcm, docs/pcm.md).
+
+CLI layer (DESIGN.md, "Layers"): parses options, runs ``trainsim.memory.pcm.study``, prints
+rich tables and writes matplotlib PNGs and a ``results.json`` into ``--out``. Latencies in ns.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from trainsim.cli.app import app
+from trainsim.errors import ConfigError
+from trainsim.memory.pcm import study
+from trainsim.memory.pcm.config import PcmConfig, ReadMetric, Scheme
+from trainsim.memory.pcm.trace import read_trace
+
+pcm_app = typer.Typer(
+    help="Tri-level MLC phase-change memory: latency, IPC and sweeps.", no_args_is_help=True
+)
+app.add_typer(pcm_app, name="pcm")
+console = Console()
+
+
+def _schemes(scheme: str) -> tuple[Scheme, ...]:
+    if scheme == "all":
+        return study.SCHEMES
+    try:
+        return (Scheme(scheme),)
+    except ValueError:
+        raise ConfigError(
+            f"got {scheme!r}, expected base, tri, tri+fpc or all", field="--scheme"
+        ) from None
+
+
+def _config(
+    spare_bits: int,
+    faults: int,
+    relaxed: int | None,
+    metric: str,
+    cores: int,
+    mpki: float,
+    rob: int,
+    instructions: int,
+    seed: int,
+) -> PcmConfig:
+    try:
+        read_metric = ReadMetric(metric.upper())
+    except ValueError:
+        raise ConfigError(f"got {metric!r}, expected R or M", field="--read-metric") from None
+    changes: dict[str, Any] = {
+        "spare.spare_bits": spare_bits,
+        "spare.faults": faults,
+        "read.metric": read_metric,
+        "core.cores": cores,
+        "core.mpki": mpki,
+        "core.rob": rob,
+        "core.instructions": instructions,
+    }
+    if relaxed is not None:
+        changes["cell.relaxed_iterations"] = relaxed
+    return PcmConfig(seed=seed).replace(**changes)
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:+.1f}%"
+
+
+def _comparison_table(title: str, comp: study.Comparison) -> Table:
+    t = Table(title=title)
+    for col in (
+        "scheme",
+        "read ns",
+        "write ns",
+        "read red.",
+        "write red.",
+        "relaxed writes",
+        "3-level reads",
+        "bank util",
+        "IPC",
+        "IPC gain",
+    ):
+        t.add_column(col, justify="right")
+    for name, r in comp.results.items():
+        base = name == Scheme.BASE.value
+        ipc_known = r.ipc == r.ipc
+        t.add_row(
+            name,
+            f"{r.read_latency_ns:.0f}",
+            f"{r.write_latency_ns:.0f}",
+            "" if base else _pct(comp.reduction(name, "read")),
+            "" if base else _pct(comp.reduction(name, "write")),
+            f"{100 * r.relaxed_write_fraction:.1f}%",
+            f"{100 * r.tri_read_fraction:.1f}%",
+            f"{100 * r.bank_utilization:.1f}%",
+            f"{r.ipc:.4f}" if ipc_known else "-",
+            "" if base or not ipc_known else _pct(comp.ipc_gain(name)),
+        )
+    return t
+
+
+def _sweep_table(
+    title: str, label: str, points: list[study.SweepPoint], schemes: tuple[Scheme, ...]
+) -> Table:
+    t = Table(title=title)
+    t.add_column(label, justify="right")
+    for s in schemes:
+        t.add_column(f"{s.value}: tri-level lines", justify="right")
+        t.add_column(f"{s.value}: write red.", justify="right")
+        t.add_column(f"{s.value}: read red.", justify="right")
+    for p in points:
+        row = [str(p.value)]
+        for s in schemes:
+            row += [
+                f"{100 * p.tri_line_fraction[s.value]:.1f}%",
+                _pct(p.comparison.reduction(s, "write")),
+                _pct(p.comparison.reduction(s, "read")),
+            ]
+        t.add_row(*row)
+    return t
+
+
+def _band_table(band: study.IpcBand, schemes: tuple[Scheme, ...]) -> Table:
+    t = Table(title="IPC band (closed loop, per-core IPC)")
+    t.add_column("MPKI", justify="right")
+    t.add_column("ROB", justify="right")
+    t.add_column("base IPC", justify="right")
+    for s in schemes:
+        t.add_column(f"{s.value} IPC gain", justify="right")
+    gains = {s: band.gains(s) for s in schemes}
+    for i, (mpki, rob, ipc) in enumerate(band.rows):
+        t.add_row(
+            f"{mpki:g}",
+            str(rob),
+            f"{ipc[Scheme.BASE.value]:.4f}",
+            *[_pct(gains[s][i]) for s in schemes],
+        )
+    t.add_row("band", "", "", *[f"{_pct(min(gains[s]))} .. {_pct(max(gains[s]))}" for s in schemes])
+    return t
+
+
+def _plots(
+    out: Path,
+    main: study.Comparison,
+    sweeps: dict[str, list[study.SweepPoint]],
+    band: study.IpcBand | None,
+    schemes: tuple[Scheme, ...],
+) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    written = []
+    names = list(main.results)
+    fig, ax = plt.subplots(1, 3, figsize=(13, 3.8))
+    x = range(len(names))
+    ax[0].bar(
+        [i - 0.2 for i in x], [main.results[n].read_latency_ns for n in names], 0.4, label="read"
+    )
+    ax[0].bar(
+        [i + 0.2 for i in x], [main.results[n].write_latency_ns for n in names], 0.4, label="write"
+    )
+    ax[0].set(xticks=list(x), xticklabels=names, ylabel="mean latency (ns)", title="Latency")
+    ax[0].legend()
+    ax[1].bar(names, [100 * main.results[n].relaxed_write_fraction for n in names])
+    ax[1].set(ylabel="relaxed writes (%)", title="Relaxed (tri-level) writes")
+    ax[2].bar(names, [100 * main.results[n].bank_utilization for n in names])
+    ax[2].set(ylabel="bank utilization (%)", title="Bank utilization")
+    fig.tight_layout()
+    written.append(out / "latency.png")
+    fig.savefig(written[-1], dpi=110)
+    plt.close(fig)
+    for key, points in sweeps.items():
+        fig, ax = plt.subplots(1, 2, figsize=(10, 3.8))
+        labels = [str(p.value) for p in points]
+        xs = range(len(points))
+        for s in schemes:
+            if s is Scheme.BASE:
+                continue
+            ax[0].plot(
+                xs,
+                [100 * p.comparison.reduction(s, "write") for p in points],
+                "o-",
+                label=f"{s.value} write",
+            )
+            ax[0].plot(
+                xs,
+                [100 * p.comparison.reduction(s, "read") for p in points],
+                "s--",
+                label=f"{s.value} read",
+            )
+            ax[1].plot(
+                xs, [100 * p.tri_line_fraction[s.value] for p in points], "o-", label=s.value
+            )
+        ax[0].set(
+            xticks=list(xs),
+            xticklabels=labels,
+            xlabel=key,
+            ylabel="latency reduction vs base (%)",
+            title=f"{key} sweep",
+        )
+        ax[1].set(
+            xticks=list(xs),
+            xticklabels=labels,
+            xlabel=key,
+            ylabel="lines stored tri-level (%)",
+            title="Qualifying lines",
+        )
+        for a in ax:
+            a.legend(fontsize=7)
+            a.tick_params(axis="x", labelrotation=30 if key == "data" else 0, labelsize=7)
+        fig.tight_layout()
+        written.append(out / f"sweep_{key.replace(' ', '_')}.png")
+        fig.savefig(written[-1], dpi=110)
+        plt.close(fig)
+    if band is not None:
+        fig, ax = plt.subplots(figsize=(6, 3.8))
+        for s in schemes:
+            if s is Scheme.BASE:
+                continue
+            for rob in sorted({r for _, r, _ in band.rows}):
+                pts = [
+                    (m, g)
+                    for (m, r, _), g in zip(band.rows, band.gains(s), strict=True)
+                    if r == rob
+                ]
+                ax.plot(
+                    [m for m, _ in pts],
+                    [100 * g for _, g in pts],
+                    "o-",
+                    label=f"{s.value}, ROB {rob}",
+                )
+        ax.set(xlabel="MPKI", ylabel="IPC gain vs base (%)", title="IPC band")
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        written.append(out / "ipc_band.png")
+        fig.savefig(written[-1], dpi=110)
+        plt.close(fig)
+    return written
+
+
+def _json(
+    main: study.Comparison,
+    sweeps: dict[str, list[study.SweepPoint]],
+    band: study.IpcBand | None,
+    cfg: PcmConfig,
+    seconds: float,
+) -> dict[str, Any]:
+    def comp(c: study.Comparison) -> dict[str, Any]:
+        d: dict[str, Any] = {"results": {k: asdict(r) for k, r in c.results.items()}, **c.extra}
+        for s in c.results:
+            if s != Scheme.BASE.value:
+                d[f"{s}_read_reduction"] = c.reduction(s, "read")
+                d[f"{s}_write_reduction"] = c.reduction(s, "write")
+        return d
+
+    out: dict[str, Any] = {"config": asdict(cfg), "main": comp(main), "seconds": seconds}
+    out["sweeps"] = {
+        k: [
+            {
+                "value": p.value,
+                "tri_line_fraction": p.tri_line_fraction,
+                "expected_write_ns": p.expected_write_ns,
+                **comp(p.comparison),
+            }
+            for p in pts
+        ]
+        for k, pts in sweeps.items()
+    }
+    if band is not None:
+        out["ipc_band"] = [{"mpki": m, "rob": r, "ipc": ipc} for m, r, ipc in band.rows]
+    return out
+
+
+@pcm_app.command("study")
+def study_cmd(
+    spare_bits: Annotated[
+        int, typer.Option("--spare-bits", help="Spare (ECP) bits per 64 B line.")
+    ] = 61,
+    scheme: Annotated[
+        str, typer.Option("--scheme", help="base, tri, tri+fpc or all (compared with base).")
+    ] = "all",
+    load: Annotated[
+        float | None,
+        typer.Option(
+            "--load",
+            help="Open-loop load, a fraction of the base capacity; default: closed-loop cores.",
+        ),
+    ] = None,
+    trace: Annotated[
+        Path | None, typer.Option("--trace", help="Replay a text trace (docs/pcm.md) instead.")
+    ] = None,
+    data: Annotated[
+        str,
+        typer.Option(
+            "--data", help="Content: mix, a kind (zeros, small_int, ...) or files:PKG:.ext"
+        ),
+    ] = "mix",
+    faults: Annotated[
+        int, typer.Option("--faults", help="Stuck-at faults per line (each uses an ECP entry).")
+    ] = 0,
+    relaxed: Annotated[
+        int | None,
+        typer.Option(
+            "--relaxed-iterations", help="SET pulses of the merged level (default: calibrated)."
+        ),
+    ] = None,
+    read_metric: Annotated[
+        str, typer.Option("--read-metric", help="Read sensing metric: R or M.")
+    ] = "M",
+    cores: Annotated[int, typer.Option("--cores")] = 4,
+    mpki: Annotated[float, typer.Option("--mpki")] = 10.0,
+    rob: Annotated[int, typer.Option("--rob")] = 128,
+    instructions: Annotated[
+        int, typer.Option("--instructions", help="Instructions per core.")
+    ] = 300_000,
+    sweeps: Annotated[
+        bool, typer.Option("--sweeps/--no-sweeps", help="Also run the IPC band and the sweeps.")
+    ] = True,
+    seed: Annotated[int, typer.Option("--seed")] = 1,
+    out: Annotated[
+        Path, typer.Option("--out", help="Folder for PNG plots and results.json.")
+    ] = Path("out/pcm"),
+) -> None:
+    """Compare base, tri and tri+fpc; print tables, write plots and results.json into --out."""
+    t0 = time.perf_counter()
+    cfg = _config(spare_bits, faults, relaxed, read_metric, cores, mpki, rob, instructions, seed)
+    schemes = _schemes(scheme)
+    pool = study.Pool.of(data, seed=seed)
+    if trace is not None:
+        tr = read_trace(trace)
+        results = {
+            s.value: study.run_trace(cfg, s, pool, tr)
+            for s in (Scheme.BASE, *[s for s in schemes if s is not Scheme.BASE])
+        }
+        main = study.Comparison(results, f"trace {trace}")
+    else:
+        main = study.compare(cfg, pool, schemes, load=load)
+    mode = (
+        "closed-loop cores"
+        if load is None and trace is None
+        else (f"open loop, load {load}" if trace is None else f"trace {trace}")
+    )
+    console.print(
+        _comparison_table(
+            f"PCM study: {mode}, data {data}, spare {cfg.spare.spare_bits} bits", main
+        )
+    )
+    others = tuple(s for s in schemes if s is not Scheme.BASE)
+    swept: dict[str, list[study.SweepPoint]] = {}
+    band = None
+    if sweeps and others:
+        band = study.ipc_band(cfg, pool, schemes=(Scheme.BASE, *others))
+        # the sweeps run half as many instructions per core as the main comparison
+        half = cfg.replace(**{"core.instructions": max(1, instructions // 2)})
+        console.print(_band_table(band, others))
+        swept["spare bits"] = study.spare_sweep(half, pool, schemes=others)
+        swept["faults"] = study.aging_sweep(half, pool, schemes=others)
+        swept["load"] = study.load_sweep(half, pool, schemes=others, requests=10_000)
+        swept["data"] = study.mix_sweep(
+            half,
+            schemes=others,
+            sources=("mix", "zeros", "small_int", "int16", "pointer", "text", "files:numpy:.so"),
+        )
+        for key, pts in swept.items():
+            console.print(_sweep_table(f"Sweep over {key}", key, pts, others))
+    out.mkdir(parents=True, exist_ok=True)
+    files = _plots(out, main, swept, band, schemes)
+    seconds = time.perf_counter() - t0
+    (out / "results.json").write_text(
+        json.dumps(_json(main, swept, band, cfg, seconds), indent=1, default=str)
+    )
+    console.print(f"wrote {len(files)} plots and results.json to {out} in {seconds:.1f} s")
+
+
+@pcm_app.command("calibrate")
+def calibrate_cmd(
+    target: Annotated[
+        float, typer.Option("--target", help="Write-latency reduction of tri to match.")
+    ] = study.PAPER_REDUCTIONS[Scheme.TRI][1],
+    data: Annotated[str, typer.Option("--data")] = "mix",
+    seed: Annotated[int, typer.Option("--seed")] = 1,
+) -> None:
+    """Calibrate the merged level's SET pulses against the write-latency figure (closed loop)."""
+    cfg = PcmConfig(seed=seed)
+    cal = study.calibrate(cfg, study.Pool.of(data, seed=seed), target)
+    t = Table(
+        title=f"Calibration of cell.relaxed_iterations against a {100 * target:.1f}% write reduction"
+    )
+    t.add_column("relaxed iterations", justify="right")
+    t.add_column("tri write reduction", justify="right")
+    for r, red in cal.reductions.items():
+        t.add_row(f"{r}{' (chosen)' if r == cal.chosen else ''}", _pct(red))
+    console.print(t)

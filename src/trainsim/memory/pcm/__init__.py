@@ -1,0 +1,66 @@
+"""Tri-level MLC phase-change memory (PCM): cells, compression, timing, studies, tier estimate.
+
+Part of the memory layer (DESIGN.md, "Layers"): imports ``engine``, ``errors`` and ``units``
+only. Times in ns, sizes in bytes or bits as named, bandwidth in B/s. docs/pcm.md is the
+guide (calibration, results, caveats). Modules, bottom up:
+
+- ``config``: validated settings with documented defaults;
+- ``cell``: 2-bit cells, write pulses and spread, line write time;
+- ``fpc``: frequent pattern compression (Alameldeen and Wood, 2004);
+- ``trilevel``: the tri-level scheme (Rashidi, Jalili and Sarbazi-Azad, TACO 2018): metadata
+  in the spare bits, qualification, storage decisions, exact recovery;
+- ``content``: line contents (a documented mix, real bytes of package files);
+- ``timing``: channels x banks, queues, write drain, on the event kernel;
+- ``trace`` and ``core``: open-loop traces (with a text format) and closed-loop ROB cores;
+- ``study``: comparisons, sweeps, the IPC band, calibration;
+- ``tier``: :class:`MemoryTierEstimate` for the rest of the simulator.
+"""
+
+from __future__ import annotations
+
+from trainsim.memory.pcm.config import (
+    CellConfig,
+    CoreConfig,
+    MemoryConfig,
+    PcmConfig,
+    ReadConfig,
+    ReadMetric,
+    Scheme,
+    SpareConfig,
+)
+from trainsim.memory.pcm.study import (
+    Comparison,
+    Pool,
+    RunResult,
+    aging_sweep,
+    calibrate,
+    compare,
+    ipc_band,
+    load_sweep,
+    mix_sweep,
+    spare_sweep,
+)
+from trainsim.memory.pcm.tier import MemoryTierEstimate, estimate_tier
+
+__all__ = [
+    "CellConfig",
+    "Comparison",
+    "CoreConfig",
+    "MemoryConfig",
+    "MemoryTierEstimate",
+    "PcmConfig",
+    "Pool",
+    "ReadConfig",
+    "ReadMetric",
+    "RunResult",
+    "Scheme",
+    "SpareConfig",
+    "aging_sweep",
+    "calibrate",
+    "compare",
+    "estimate_tier",
+    "ipc_band",
+    "load_sweep",
+    "mix_sweep",
+    "spare_sweep",
+]

@@ -1,0 +1,403 @@
+"""PCM studies: run the memory model under each scheme and compare; sweeps; calibration.
+
+Part of ``memory/pcm`` (DESIGN.md, "Layers": memory). Times in ns, rates in requests per ns,
+bandwidth in B/s.
+
+A run couples a content pool (``content``) stored under a scheme (``trilevel``), the memory
+timing model (``timing``) and a driver: the closed-loop cores (``core``) or an open-loop trace
+(``trace``). Schemes are compared on the same requests and the same random numbers, so a
+scheme under which no line qualifies reproduces the base run exactly.
+
+Reductions are ``1 - scheme / base`` of the mean latency; IPC gains ``scheme / base - 1`` of
+the mean per-core IPC.
+
+Open-loop load is a fraction of the *base* scheme's capacity, ``channels * banks / E[s]`` with
+``E[s]`` the mean bank time of a request (read fraction ``r``: ``r (E[read] + burst) +
+(1 - r)(E[write] + burst)``), so every scheme sees the same trace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from trainsim.engine.kernel import EventQueue
+from trainsim.errors import ConfigError
+from trainsim.memory.pcm.config import PcmConfig, Scheme
+from trainsim.memory.pcm.content import content_lines
+from trainsim.memory.pcm.core import Core
+from trainsim.memory.pcm.timing import Controller, LineStore, Request
+from trainsim.memory.pcm.trace import Trace, open_loop_trace
+from trainsim.memory.pcm.trilevel import LineProfiles, profile_lines
+
+SCHEMES = (Scheme.BASE, Scheme.TRI, Scheme.TRI_FPC)
+PAPER_REDUCTIONS = {  # Rashidi, Jalili and Sarbazi-Azad: (read, write, IPC gain) over MLC
+    Scheme.TRI: (0.572, 0.561, 0.269),
+    Scheme.TRI_FPC: (0.752, 0.67, 0.374),
+}
+WRITE_RANGE = (0.45, 0.70)  # issue 11: what must hold under the defaults
+READ_RANGE = (0.35, 0.70)
+
+
+@dataclass(frozen=True)
+class Pool:
+    """Line contents that writes store and the initial memory image is drawn from."""
+
+    name: str
+    lines: NDArray[np.uint8]
+
+    @classmethod
+    def of(cls, source: str = "mix", size: int = 4096, seed: int = 0) -> Pool:
+        if not isinstance(size, int) or size < 1:
+            raise ConfigError(f"got {size!r}, expected an integer >= 1", field="pool.size")
+        return cls(source, content_lines(source, size, seed))
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """One scheme under one driver. Latencies are means over completed requests (ns)."""
+
+    scheme: str
+    read_latency_ns: float
+    write_latency_ns: float
+    read_p95_ns: float
+    write_p95_ns: float
+    read_service_ns: float
+    write_service_ns: float
+    relaxed_write_fraction: float
+    tri_read_fraction: float
+    bank_utilization: float
+    reads: int
+    writes: int
+    horizon_ns: float
+    ipc: float = float("nan")
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Results per scheme on the same requests, with reductions against ``base``."""
+
+    results: dict[str, RunResult]
+    label: str = ""
+    extra: dict[str, float] = field(default_factory=dict)
+
+    def reduction(self, scheme: str | Scheme, what: str = "write") -> float:
+        """``1 - scheme / base`` of the mean ``read`` or ``write`` latency."""
+        base, other = self.results[Scheme.BASE.value], self.results[Scheme(scheme).value]
+        key = f"{what}_latency_ns"
+        b = getattr(base, key)
+        return 1.0 - getattr(other, key) / b if b > 0 else 0.0
+
+    def ipc_gain(self, scheme: str | Scheme) -> float:
+        base, other = self.results[Scheme.BASE.value], self.results[Scheme(scheme).value]
+        return other.ipc / base.ipc - 1.0
+
+
+def _run(
+    cfg: PcmConfig, profiles: LineProfiles, drive: Callable[[EventQueue, Controller], None]
+) -> tuple[Controller, LineStore, EventQueue]:
+    """Build the memory for ``profiles``, let ``drive`` schedule its requests, run to the end."""
+    eq = EventQueue()
+    store = LineStore(profiles, cfg.cell, seed=cfg.seed)
+    ctrl = Controller(eq, cfg.memory, store)
+    drive(eq, ctrl)
+    eq.run()
+    return ctrl, store, eq
+
+
+def _result(
+    scheme: Scheme, ctrl: Controller, store: LineStore, horizon: float, ipc: float
+) -> RunResult:
+    r, w = ctrl.latencies(False), ctrl.latencies(True)
+    rs = [q.done_ns - q.start_ns for q in ctrl.done if not q.is_write]
+    ws = [q.done_ns - q.start_ns for q in ctrl.done if q.is_write]
+
+    def mean(x: Sequence[float] | NDArray[np.float64]) -> float:
+        return float(np.mean(x)) if len(x) else float("nan")
+
+    def p95(x: NDArray[np.float64]) -> float:
+        return float(np.percentile(x, 95)) if x.size else float("nan")
+
+    return RunResult(
+        scheme=scheme.value,
+        read_latency_ns=mean(r),
+        write_latency_ns=mean(w),
+        read_p95_ns=p95(r),
+        write_p95_ns=p95(w),
+        read_service_ns=mean(rs),
+        write_service_ns=mean(ws),
+        relaxed_write_fraction=store.relaxed_writes / store.writes if store.writes else 0.0,
+        tri_read_fraction=store.tri_reads / store.reads if store.reads else 0.0,
+        bank_utilization=ctrl.utilization(horizon),
+        reads=int(r.size),
+        writes=int(w.size),
+        horizon_ns=horizon,
+        ipc=ipc,
+    )
+
+
+def run_closed_loop(
+    cfg: PcmConfig, scheme: Scheme | str, pool: Pool, profiles: LineProfiles | None = None
+) -> RunResult:
+    """Cores (``cfg.core``) against the memory; IPC is the mean over the cores."""
+    scheme = Scheme(scheme)
+    profiles = profiles if profiles is not None else profile_lines(pool.lines, scheme, cfg)
+    cores: list[Core] = []
+
+    def drive(eq: EventQueue, ctrl: Controller) -> None:
+        for c in range(cfg.core.cores):
+            core = Core(
+                eq, ctrl.submit, cfg.core, seed=cfg.seed * 1000 + c + 1, pool_size=len(pool.lines)
+            )
+            cores.append(core)
+            core.start()
+
+    ctrl, store, eq = _run(cfg, profiles, drive)
+    ipc = float(np.mean([c.ipc for c in cores]))
+    return _result(scheme, ctrl, store, eq.now, ipc)
+
+
+def run_trace(cfg: PcmConfig, scheme: Scheme | str, pool: Pool, trace: Trace) -> RunResult:
+    """Replay an open-loop trace (requests arrive at their times whatever the memory does)."""
+    scheme = Scheme(scheme)
+    lines = pool.lines if trace.data.shape[0] == 0 else np.concatenate([pool.lines, trace.data])
+    profiles = profile_lines(lines, scheme, cfg)
+    n_pool = len(pool.lines)
+    content = np.where(
+        trace.content >= 0,
+        trace.content + n_pool,
+        (np.arange(len(trace)) * 2654435761 >> 5) % n_pool,
+    )
+
+    def drive(eq: EventQueue, ctrl: Controller) -> None:
+        times, writes, line, cont = (
+            trace.time_ns.tolist(),
+            trace.is_write.tolist(),
+            trace.line.tolist(),
+            content.tolist(),
+        )
+
+        def arrive(i: int) -> None:
+            ctrl.submit(Request(i, writes[i], line[i], content=cont[i] if writes[i] else -1))
+            if i + 1 < len(times):
+                eq.schedule_at(times[i + 1], arrive, i + 1)
+
+        eq.schedule_at(times[0], arrive, 0)
+
+    ctrl, store, eq = _run(cfg, profiles, drive)
+    return _result(scheme, ctrl, store, eq.now, float("nan"))
+
+
+def capacity_per_ns(cfg: PcmConfig, profiles: LineProfiles, read_fraction: float) -> float:
+    """Requests per ns the banks can serve with lines stored as ``profiles`` say.
+
+    ``channels * banks / E[s]``, ``E[s]`` the mean bank time of a request (module docstring).
+    """
+    burst = cfg.memory.burst_ns
+    read = float(profiles.read_ns.mean()) + burst
+    write = float(profiles.expected_write_ns.mean()) + burst
+    return (
+        cfg.memory.channels
+        * cfg.memory.banks
+        / (read_fraction * read + (1 - read_fraction) * write)
+    )
+
+
+def base_capacity_per_ns(cfg: PcmConfig, pool: Pool, read_fraction: float) -> float:
+    """Requests per ns the base scheme's banks can serve (the unit of open-loop load)."""
+    return capacity_per_ns(cfg, profile_lines(pool.lines, Scheme.BASE, cfg), read_fraction)
+
+
+def compare(
+    cfg: PcmConfig | None = None,
+    pool: Pool | None = None,
+    schemes: Iterable[Scheme | str] = SCHEMES,
+    *,
+    load: float | None = None,
+    read_fraction: float = 2 / 3,
+    burst_mean: float = 1.0,
+    requests: int = 20_000,
+    label: str = "",
+    base: RunResult | None = None,
+    profiles: dict[str, LineProfiles] | None = None,
+) -> Comparison:
+    """Run each scheme; closed-loop cores by default, an open-loop trace when ``load`` is set.
+
+    ``base``: a base run of the same requests to reuse (the base scheme ignores the spare
+    bits, so sweeps over them run it once); ``profiles``: stored forms per scheme, if known.
+    """
+    cfg = cfg or PcmConfig()
+    pool = pool or Pool.of(seed=cfg.seed)
+    order = [Scheme(s) for s in schemes]
+    if Scheme.BASE not in order:
+        order.insert(0, Scheme.BASE)
+    extra: dict[str, float] = {}
+    if load is None:
+
+        def run(s: Scheme) -> RunResult:
+            return run_closed_loop(cfg, s, pool, (profiles or {}).get(s.value))
+
+    else:
+        if not load > 0:
+            raise ConfigError(
+                f"got {load!r}, expected a load > 0 (fraction of the base capacity)", field="load"
+            )
+        rate = load * base_capacity_per_ns(cfg, pool, read_fraction)
+        trace = open_loop_trace(requests, rate, read_fraction, burst_mean, seed=cfg.seed)
+        extra["rate_per_ns"] = rate
+
+        def run(s: Scheme) -> RunResult:
+            return run_trace(cfg, s, pool, trace)
+
+    results = {s.value: (base if s is Scheme.BASE and base is not None else run(s)) for s in order}
+    return Comparison(results, label, extra)
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    """One point of a sweep: the swept value and its comparison (plus pool-level figures)."""
+
+    value: float | str
+    comparison: Comparison
+    tri_line_fraction: dict[str, float]
+    expected_write_ns: dict[str, float]
+
+
+def _point(
+    cfg: PcmConfig,
+    pool: Pool,
+    value: float | str,
+    schemes: Sequence[Scheme],
+    load: float | None = None,
+    requests: int = 20_000,
+    base: RunResult | None = None,
+) -> SweepPoint:
+    profiles = {s.value: profile_lines(pool.lines, s, cfg) for s in (Scheme.BASE, *schemes)}
+    comp = compare(cfg, pool, schemes, load=load, requests=requests, base=base, profiles=profiles)
+    return SweepPoint(
+        value,
+        comp,
+        {k: float(p.tri.mean()) for k, p in profiles.items()},
+        {k: float(p.expected_write_ns.mean()) for k, p in profiles.items()},
+    )
+
+
+def _spare_sweep(
+    cfg: PcmConfig, pool: Pool, field: str, values: Sequence[int], schemes: Sequence[Scheme]
+) -> list[SweepPoint]:
+    """Sweep one ``spare.*`` field; the base scheme ignores the spare bits, so it runs once."""
+    base = run_closed_loop(cfg, Scheme.BASE, pool)
+    return [_point(cfg.replace(**{field: v}), pool, v, schemes, base=base) for v in values]
+
+
+def spare_sweep(
+    cfg: PcmConfig,
+    pool: Pool,
+    spare_bits: Sequence[int] = (0, 8, 16, 32, 61, 96, 128),
+    schemes: Sequence[Scheme] = SCHEMES[1:],
+) -> list[SweepPoint]:
+    """Spare capacity per line (bits) against relaxed writes and latencies."""
+    return _spare_sweep(cfg, pool, "spare.spare_bits", spare_bits, schemes)
+
+
+def aging_sweep(
+    cfg: PcmConfig,
+    pool: Pool,
+    faults: Sequence[int] = (0, 1, 2, 3, 4, 5, 6),
+    schemes: Sequence[Scheme] = SCHEMES[1:],
+) -> list[SweepPoint]:
+    """Stuck-at faults per line, each consuming an ECP entry of the spare bits."""
+    return _spare_sweep(cfg, pool, "spare.faults", faults, schemes)
+
+
+def load_sweep(
+    cfg: PcmConfig,
+    pool: Pool,
+    loads: Sequence[float] = (0.2, 0.4, 0.6, 0.8),
+    schemes: Sequence[Scheme] = SCHEMES[1:],
+    requests: int = 20_000,
+) -> list[SweepPoint]:
+    """Open-loop load (fraction of the base capacity) against latencies."""
+    return [_point(cfg, pool, x, schemes, load=x, requests=requests) for x in loads]
+
+
+def mix_sweep(
+    cfg: PcmConfig,
+    sources: Sequence[str] = (
+        "mix",
+        "zeros",
+        "small_int",
+        "int16",
+        "pointer",
+        "double",
+        "text",
+        "files:numpy:.so",
+        "files:numpy:.py",
+    ),
+    schemes: Sequence[Scheme] = SCHEMES[1:],
+    pool_size: int = 4096,
+) -> list[SweepPoint]:
+    """Content sources (the mix, each kind alone, real package bytes) against the gains."""
+    return [_point(cfg, Pool.of(s, pool_size, cfg.seed), s, schemes) for s in sources]
+
+
+@dataclass(frozen=True)
+class IpcBand:
+    """IPC per (MPKI, ROB) and scheme, and the band of gains over base."""
+
+    rows: list[tuple[float, int, dict[str, float]]]
+
+    def gains(self, scheme: str | Scheme) -> list[float]:
+        s = Scheme(scheme).value
+        return [ipc[s] / ipc[Scheme.BASE.value] - 1.0 for _, _, ipc in self.rows]
+
+    def band(self, scheme: str | Scheme) -> tuple[float, float]:
+        g = self.gains(scheme)
+        return min(g), max(g)
+
+
+def ipc_band(
+    cfg: PcmConfig,
+    pool: Pool,
+    mpkis: Sequence[float] = (5, 10, 20),
+    robs: Sequence[int] = (128, 192),
+    schemes: Sequence[Scheme] = SCHEMES,
+) -> IpcBand:
+    """Closed-loop IPC over MPKI x ROB; instructions scale so each run sees as many misses."""
+    rows = []
+    for mpki in mpkis:
+        for rob in robs:
+            instr = int(cfg.core.instructions * cfg.core.mpki / mpki)
+            c = cfg.replace(
+                **{"core.mpki": float(mpki), "core.rob": rob, "core.instructions": instr}
+            )
+            comp = compare(c, pool, schemes)
+            rows.append((float(mpki), rob, {k: r.ipc for k, r in comp.results.items()}))
+    return IpcBand(rows)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The relaxed iteration count that brings ``tri``'s write reduction closest to the target."""
+
+    target: float
+    chosen: int
+    reductions: dict[int, float]
+
+
+def calibrate(
+    cfg: PcmConfig,
+    pool: Pool,
+    target: float = PAPER_REDUCTIONS[Scheme.TRI][1],
+    candidates: Sequence[int] = (1, 2, 3, 4),
+) -> Calibration:
+    """Calibrate ``cell.relaxed_iterations`` once, against the write figure, closed loop."""
+    red = {}
+    for r in candidates:
+        c = cfg.replace(**{"cell.relaxed_iterations": r})
+        red[r] = compare(c, pool, (Scheme.TRI,)).reduction(Scheme.TRI, "write")
+    chosen = min(red, key=lambda r: (abs(red[r] - target), r))
+    return Calibration(target, chosen, red)

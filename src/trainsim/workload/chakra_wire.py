@@ -1,0 +1,123 @@
+"""Chakra ET file framing: varint-length-delimited messages, gzip detection (DESIGN.md,
+workload layer; chakra-format.md §2).
+
+A rank file is a plain stream of protobuf messages, each preceded by its length as an unsigned
+base-128 varint: one ``GlobalMetadata``, then ``Node`` messages until EOF. There is no header.
+Reading is streaming: one message's bytes are in memory at a time, read from a buffered file
+object; gzip input (magic ``1f 8b``) is decompressed on the fly. Sizes are bytes.
+"""
+
+from __future__ import annotations
+
+import gzip
+from collections.abc import Callable, Iterator
+from io import BufferedIOBase
+from pathlib import Path
+from typing import BinaryIO
+
+from trainsim.errors import TraceError
+
+GZIP_MAGIC = b"\x1f\x8b"
+MAX_MESSAGE_BYTES = 2**31 - 1
+"""protobuf's own limit on one serialized message."""
+_MAX_VARINT_BYTES = 10
+_READ_CHUNK = 1 << 20
+"""Messages larger than this are read in chunks, so a garbage length allocates nothing."""
+
+
+def encode_varint(value: int) -> bytes:
+    """Unsigned base-128 varint of ``value`` (>= 0): 7 bits a byte, low group first."""
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def write_frame(out: BinaryIO, message: bytes) -> None:
+    """Write one length-delimited message."""
+    out.write(encode_varint(len(message)))
+    out.write(message)
+
+
+def open_trace(path: Path) -> BufferedIOBase:
+    """Open a rank file for reading, decompressing it if it starts with the gzip magic."""
+    with open(path, "rb") as probe:
+        magic = probe.read(len(GZIP_MAGIC))
+    if magic == GZIP_MAGIC:
+        return gzip.open(path, "rb")
+    return open(path, "rb")
+
+
+def iter_frames(stream: BufferedIOBase, *, file: str, rank: int) -> Iterator[tuple[int, bytes]]:
+    """Yield ``(byte offset, message bytes)`` for each message until EOF.
+
+    Raises :class:`TraceError` naming the file, rank and byte offset on a malformed length
+    prefix or a message cut short by the end of the file.
+    """
+    read = stream.read
+    offset = 0
+    while True:
+        first = read(1)
+        if not first:
+            return
+        length, prefix_bytes = _finish_varint(read, first[0], file=file, rank=rank, offset=offset)
+        if length > MAX_MESSAGE_BYTES:
+            raise TraceError(
+                f"length prefix at byte {offset} says {length} bytes, over protobuf's 2 GiB limit",
+                file=file,
+                rank=rank,
+            )
+        data = _read_exact(read, length)
+        if len(data) != length:
+            raise TraceError(
+                f"truncated message at byte {offset}: its length prefix says {length} bytes, "
+                f"the file ends after {len(data)}",
+                file=file,
+                rank=rank,
+            )
+        yield offset, data
+        offset += prefix_bytes + length
+
+
+def _finish_varint(
+    read: Callable[[int], bytes], first: int, *, file: str, rank: int, offset: int
+) -> tuple[int, int]:
+    """Decode a varint whose first byte is ``first``; returns ``(value, bytes used)``."""
+    value = first & 0x7F
+    used = 1
+    byte = first
+    while byte & 0x80:
+        if used == _MAX_VARINT_BYTES:
+            raise TraceError(
+                f"malformed length prefix at byte {offset}: varint longer than 10 bytes",
+                file=file,
+                rank=rank,
+            )
+        more = read(1)
+        if not more:
+            raise TraceError(
+                f"truncated length prefix at byte {offset}: the file ends inside a varint",
+                file=file,
+                rank=rank,
+            )
+        byte = more[0]
+        value |= (byte & 0x7F) << (7 * used)
+        used += 1
+    return value, used
+
+
+def _read_exact(read: Callable[[int], bytes], length: int) -> bytes:
+    """Up to ``length`` bytes (fewer only at EOF), allocating no more than what arrives."""
+    if length <= _READ_CHUNK:
+        return read(length)
+    parts = []
+    remaining = length
+    while remaining:
+        part = read(min(remaining, _READ_CHUNK))
+        if not part:
+            break
+        parts.append(part)
+        remaining -= len(part)
+    return b"".join(parts)

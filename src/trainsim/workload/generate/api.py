@@ -1,0 +1,145 @@
+"""``generate(model, parallelism, timer)``: per-rank workload graphs, communicator groups and
+per-rank memory of one training step (DESIGN.md, workload layer: generators).
+
+One template graph is built per pipeline stage and specialized per rank (communicator-group
+ids, pipeline peers, network dimensions), so ranks share their arrays and 1024+ ranks generate
+in about the time of one stage per distinct stage. With a timer, COMP nodes carry durations
+(seconds) and the memory of every stage is checked against ``timer.memory_capacity``
+(:class:`InfeasibleError` when a rank does not fit).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from trainsim.errors import ConfigError, InfeasibleError
+from trainsim.units import GB
+from trainsim.workload.generate.groups import RankLayout
+from trainsim.workload.generate.layered_gen import LayeredGenerator
+from trainsim.workload.generate.memory import (
+    MemoryBreakdown,
+    layer_activation_bytes,
+    zero_model_states,
+)
+from trainsim.workload.generate.parallel import Parallelism
+from trainsim.workload.generate.schedule import in_flight
+from trainsim.workload.generate.timer import OpTimer
+from trainsim.workload.generate.transformer_gen import TransformerGenerator
+from trainsim.workload.graph import WorkloadGraph
+from trainsim.workload.models.layered import LayeredModel
+from trainsim.workload.models.transformer import TransformerSpec
+
+
+@dataclass
+class GeneratedWorkload:
+    """The result of :func:`generate`: one graph per rank (ranks of a stage share arrays),
+    the communicator groups (``{"<id>": [ranks]}``, ASTRA-sim's JSON), their human names,
+    per-stage memory (bytes) and a summary."""
+
+    graphs: list[WorkloadGraph]
+    comm_groups: dict[str, list[int]]
+    group_names: dict[str, str]
+    memory: list[MemoryBreakdown]
+    info: dict[str, Any] = field(default_factory=dict)
+    stage_of_rank: list[int] = field(default_factory=list)
+
+    def write_comm_groups(self, path: str | Path) -> None:
+        """Write the communicator-group JSON ASTRA-sim reads (``--comm-group-configuration``)."""
+        Path(path).write_text(json.dumps(self.comm_groups, indent=1) + "\n")
+
+    def peak_memory(self) -> MemoryBreakdown:
+        return max(self.memory, key=lambda m: m.total)
+
+
+def generate(
+    model: TransformerSpec | LayeredModel,
+    parallelism: Parallelism,
+    timer: OpTimer | None = None,
+    *,
+    network_sizes: Sequence[int] | None = None,
+    check_memory: bool = True,
+) -> GeneratedWorkload:
+    """Generate one training step of ``model`` under ``parallelism``.
+
+    ``timer`` prices operators (e.g. ``trainsim.compute.OperatorTimer("A100")``); without one
+    compute nodes have zero duration but still carry FLOPs and bytes. ``network_sizes`` (the
+    size of each network dimension, dimension 0 fastest) sets ``involved_dim`` on collectives
+    whose group spans whole dimensions; their product must equal the number of ranks.
+    """
+    par = parallelism
+    if network_sizes is not None:
+        total = 1
+        for s in network_sizes:
+            total *= int(s)
+        if total != par.world:
+            raise ConfigError(
+                f"the network has {total} NPUs ({' x '.join(str(s) for s in network_sizes)}) but TP x PP x DP = {par.world}",
+                field="network",
+            )
+    if isinstance(model, LayeredModel):
+        return LayeredGenerator(model, par, timer).generate(network_sizes, check_memory=check_memory)
+    if not isinstance(model, TransformerSpec):
+        raise ConfigError(f"cannot generate a workload for {type(model).__name__}", field="model")
+    layout = RankLayout(par, tied_embeddings=model.tied_embeddings, expert_groups=model.is_moe)
+    sizes = {role: layout.group_size(role) for role in ("tp", "dp", "ep", "edp", "emb")}
+    gen = TransformerGenerator(model, par, timer, groups=sizes)
+    memory = [transformer_memory(gen, stage, timer) for stage in range(par.pp)]
+    if check_memory and timer is not None:
+        _check_fits(memory, timer)
+    templates = [gen.stage_template(stage) for stage in range(par.pp)]
+    graphs: list[WorkloadGraph] = []
+    roles = ("tp", "dp", "ep", "edp", "emb")
+    for rank in range(par.world):
+        stage = layout.stage_of(rank)
+        ids = {r: layout.pg_name(r, rank) for r in roles}
+        dims = {r: layout.involved_dims(r, rank, network_sizes) for r in roles if ids[r] is not None} if network_sizes else {}
+        prev_rank = layout.neighbour(rank, -1) if par.pp > 1 else rank
+        next_rank = layout.neighbour(rank, 1) if par.pp > 1 else rank
+        graphs.append(templates[stage].specialize(rank, ids, prev_rank, next_rank, dims))
+    info = {
+        "model": model.name,
+        "params": model.total_params(),
+        "world": par.world,
+        "microbatches": par.microbatches,
+        "nodes_per_stage": [len(t.graph) for t in templates],
+        "compute_s_per_stage": [t.compute_s for t in templates],
+        "device": getattr(timer, "name", None),
+    }
+    return GeneratedWorkload(graphs, layout.comm_groups(), layout.group_roles(), memory, info, [layout.stage_of(r) for r in range(par.world)])
+
+
+def transformer_memory(gen: TransformerGenerator, stage: int, timer: OpTimer | None = None) -> MemoryBreakdown:
+    """Peak memory of one rank of ``stage`` (bytes): model states (ZeRO paper, §3.1) and
+    activations of the micro-batches in flight (Korthikanti et al. 2022, §4.2.3)."""
+    par, spec = gen.par, gen.spec
+    dense, expert = gen.stage_params(stage)
+    edp = max(1, gen.group_sizes.get("edp", 1))
+    w1, g1, o1 = zero_model_states(dense, par.dp, par.zero, weight_bytes=par.param_bytes, grad_bytes=par.grad_bytes, k=par.optimizer_bytes)
+    w2, g2, o2 = zero_model_states(expert, edp, par.zero, weight_bytes=par.param_bytes, grad_bytes=par.grad_bytes, k=par.optimizer_bytes)
+    kept, work = layer_activation_bytes(spec, par)
+    live_chunks = in_flight(par.schedule if par.pp > 1 or par.virtual_stages > 1 else "1f1b", stage, par.pp, par.microbatches, par.virtual_stages)
+    activations = kept * gen.layers_per_chunk * live_chunks
+    transient = work
+    if stage == par.pp - 1:  # fp32 logits of the vocab-parallel cross-entropy
+        transient += 4.0 * gen.shard.tokens * spec.vocab / par.tp
+    if par.zero >= 3:  # two layers gathered at once (current + prefetched)
+        transient += 2 * gen.layer_params() * par.param_bytes
+    capacity = float(getattr(timer, "memory_capacity", 0.0) or 0.0)
+    return MemoryBreakdown(stage, dense + expert, w1 + w2, g1 + g2, o1 + o2, activations, transient, capacity)
+
+
+def _check_fits(memory: Sequence[MemoryBreakdown], timer: OpTimer) -> None:
+    cap = float(timer.memory_capacity)
+    worst = max(memory, key=lambda m: m.total)
+    if worst.total > cap:
+        raise InfeasibleError(
+            f"pipeline stage {worst.stage} needs {worst.total / GB:.1f} GB per rank "
+            f"(weights {worst.weights / GB:.1f}, gradients {worst.gradients / GB:.1f}, optimizer "
+            f"{worst.optimizer / GB:.1f}, activations {worst.activations / GB:.1f}, working set "
+            f"{worst.transient / GB:.1f}) but {timer.name} has {cap / GB:.1f} GB",
+            hint="raise TP/PP, use ZeRO or recomputation, or shrink the micro-batch",
+        )

@@ -1,0 +1,141 @@
+"""The parallelization strategy of a generated workload, validated against a model
+(DESIGN.md, workload layer: generators).
+
+:class:`Parallelism` holds the degrees (``tp``, ``pp``, ``dp``, ``ep``), sequence
+parallelism, ZeRO stage / FSDP, activation recomputation, micro-batching, the pipeline
+schedule and the rank order of the communicator groups. :meth:`Parallelism.check` raises
+:class:`ConfigError` for values that make no sense and :class:`InfeasibleError` for a strategy
+this model cannot run (e.g. ``TP=3 does not divide 32 heads``). Sizes in bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from trainsim.errors import ConfigError, InfeasibleError
+
+Recompute = Literal["none", "selective", "full"]
+Schedule = Literal["gpipe", "1f1b", "interleaved"]
+DEFAULT_ORDER = "tp-cp-ep-dp-pp"  # Megatron-LM's default RankGenerator order
+_ORDER_TOKENS = ("tp", "cp", "ep", "dp", "pp")
+
+
+@dataclass(frozen=True)
+class Parallelism:
+    """How one training step is split over ``tp x pp x dp`` ranks.
+
+    ``micro_batch`` sequences per micro-batch; ``global_batch`` sequences per step (default
+    ``micro_batch x dp``: one micro-batch per pipeline, no accumulation); each pipeline runs
+    ``global_batch / (micro_batch x dp)`` micro-batches. ``zero`` is the ZeRO stage
+    (Rajbhandari et al. 2020): 1 shards optimizer states, 2 also gradients, 3 also parameters;
+    ``fsdp`` is PyTorch FSDP FULL_SHARD, generated as ZeRO-3. ``virtual_stages`` model chunks
+    per rank for the interleaved schedule (Narayanan et al. SC'21 §2.2.2).
+    """
+
+    tp: int = 1
+    pp: int = 1
+    dp: int = 1
+    ep: int = 1
+    sp: bool = False
+    zero: int = 0
+    fsdp: bool = False
+    recompute: Recompute = "none"
+    micro_batch: int = 1
+    global_batch: int = 0
+    schedule: Schedule = "1f1b"
+    virtual_stages: int = 1
+    order: str = DEFAULT_ORDER
+    overlap_grad_reduce: bool = False
+    pp_scatter_gather: bool = True  # Megatron SC'21 §4.1: split p2p tensors over TP, all-gather after
+    param_bytes: int = 2  # bf16/fp16 parameters
+    grad_bytes: int = 2  # gradients as reduced over DP
+    optimizer_bytes: int = 12  # K of the ZeRO paper: fp32 master weights, momentum, variance
+    act_bytes: int = 2
+    precision: str = "bf16"
+    granularity: Literal["block", "op"] = "block"
+
+    def __post_init__(self) -> None:
+        for name in ("tp", "pp", "dp", "ep", "micro_batch", "virtual_stages", "param_bytes", "grad_bytes", "act_bytes"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ConfigError(f"{value!r} must be a positive integer", field=name)
+        if self.global_batch < 0:
+            raise ConfigError(f"{self.global_batch!r} must be >= 0 (0 = micro_batch x dp)", field="global_batch")
+        if self.zero not in (0, 1, 2, 3):
+            raise ConfigError(f"ZeRO stage {self.zero!r} unknown; expected 0, 1, 2 or 3", field="zero")
+        if self.fsdp and self.zero not in (0, 3):
+            raise ConfigError(f"fsdp shards like ZeRO-3; zero={self.zero} conflicts", field="zero")
+        if self.fsdp:
+            object.__setattr__(self, "zero", 3)
+        if self.recompute not in ("none", "selective", "full"):
+            raise ConfigError(f"{self.recompute!r}; expected none, selective or full", field="recompute")
+        if self.schedule not in ("gpipe", "1f1b", "interleaved"):
+            raise ConfigError(f"{self.schedule!r}; expected gpipe, 1f1b or interleaved", field="schedule")
+        if self.schedule != "interleaved" and self.virtual_stages != 1:
+            raise ConfigError(f"virtual_stages={self.virtual_stages} needs schedule 'interleaved'", field="virtual_stages")
+        if self.granularity not in ("block", "op"):
+            raise ConfigError(f"{self.granularity!r}; expected block or op", field="granularity")
+        tokens = [t.strip() for t in self.order.split("-")]
+        if len(set(tokens)) != len(tokens) or not set(tokens) <= set(_ORDER_TOKENS) or not {"tp", "dp", "pp"} <= set(tokens):
+            raise ConfigError(
+                f"{self.order!r} must be a '-'-separated permutation of tp, dp, pp (and optionally cp, ep)",
+                field="order",
+            )
+        if self.global_batch == 0:
+            object.__setattr__(self, "global_batch", self.micro_batch * self.dp)
+        if self.dp % self.ep:
+            raise InfeasibleError(f"EP={self.ep} does not divide DP={self.dp} (experts are sharded within the data-parallel group)")
+        per_step = self.micro_batch * self.dp
+        if self.global_batch % per_step:
+            raise ConfigError(
+                f"global batch {self.global_batch} is not a multiple of micro-batch x DP = {self.micro_batch} x {self.dp}",
+                field="global_batch",
+            )
+
+    @property
+    def world(self) -> int:
+        return self.tp * self.pp * self.dp
+
+    @property
+    def microbatches(self) -> int:
+        """Micro-batches per pipeline per step (gradient-accumulation steps)."""
+        return self.global_batch // (self.micro_batch * self.dp)
+
+    @property
+    def order_tokens(self) -> tuple[str, ...]:
+        """The order as a full permutation, innermost first; cp and ep inserted before dp when
+        absent (Megatron: ep is the innermost part of the data-parallel dimension)."""
+        tokens = [t.strip() for t in self.order.split("-")]
+        for extra in ("cp", "ep"):
+            if extra not in tokens:
+                tokens.insert(tokens.index("dp"), extra)
+        return tuple(tokens)
+
+    @property
+    def chunks(self) -> int:
+        """Model chunks per pipeline: pp x virtual_stages."""
+        return self.pp * self.virtual_stages
+
+    def check_transformer(self, heads: int, kv_heads: int, ffn: int, layers: int, experts: int) -> None:
+        """Raise :class:`InfeasibleError` if this model cannot be split this way."""
+        if heads % self.tp:
+            raise InfeasibleError(f"TP={self.tp} does not divide {heads} heads")
+        if kv_heads % self.tp and self.tp % kv_heads:
+            raise InfeasibleError(f"TP={self.tp} neither divides nor is a multiple of {kv_heads} key/value heads")
+        if ffn % self.tp:
+            raise InfeasibleError(f"TP={self.tp} does not divide the FFN size {ffn}")
+        if layers % self.chunks:
+            what = f"PP={self.pp}" + (f" x {self.virtual_stages} virtual stages" if self.virtual_stages > 1 else "")
+            raise InfeasibleError(f"{what} does not divide {layers} layers")
+        if experts > 1:
+            if experts % self.ep:
+                raise InfeasibleError(f"EP={self.ep} does not divide {experts} experts")
+            if self.tp > 1 and not self.sp:
+                raise ConfigError("mixture-of-experts with TP > 1 needs sequence parallelism (as Megatron-Core)", field="sp")
+        elif self.ep > 1:
+            raise ConfigError(f"EP={self.ep} given for a dense model", field="ep")
+        if self.schedule == "interleaved" and self.pp > 1 and self.microbatches % self.pp:
+            raise InfeasibleError(
+                f"the interleaved schedule needs the micro-batch count ({self.microbatches}) to be a multiple of PP={self.pp}"
+            )

@@ -1,0 +1,46 @@
+"""Device table and the per-operator roofline timer."""
+
+import pytest
+
+from trainsim.compute import OperatorTimer, device_table, get_device, load_kernel_times
+from trainsim.errors import ConfigError
+
+
+def test_shipped_devices():
+    names = {d.name for d in device_table().values()}
+    assert {"A100", "H100", "H200", "B200", "MI300X", "TPUv4"} <= names
+    a100 = get_device("a100")
+    assert a100.peak("bf16") == 312e12 and a100.hbm_bandwidth == 2039e9 and a100.hbm_capacity == 80e9
+    assert get_device("H200").hbm_capacity == 141e9
+    with pytest.raises(ConfigError, match="unknown device"):
+        get_device("Z80")
+    with pytest.raises(ConfigError, match="no 'fp8' peak"):
+        a100.peak("fp8")
+
+
+def test_roofline_bounds():
+    t = OperatorTimer("A100")
+    eff = t.eff
+    big = t.op_time("gemm", 2 * 8192**3, 3 * 8192**2 * 2, (8192, 8192, 8192))
+    ideal = 2 * 8192**3 / (312e12 * eff.gemm * 8192 / (8192 + eff.gemm_half_size))
+    assert big == pytest.approx(ideal + eff.kernel_overhead_s)
+    # memory-bound kinds ignore FLOPs
+    n = 1e9
+    assert t.op_time("elementwise", 1e12, n) == pytest.approx(n / (2039e9 * eff.memory) + eff.kernel_overhead_s)
+    # a skinny GEMM is slower per FLOP than a square one
+    skinny = t.op_time("gemm", 2 * 8 * 8192 * 8192, 0, (8, 8192, 8192))
+    assert skinny / (8 / 8192) > big
+    with pytest.raises(ConfigError, match="unknown operator kind"):
+        t.op_time("magic", 1, 1)
+
+
+def test_measured_kernel_override(tmp_path):
+    path = tmp_path / "kernels.yaml"
+    path.write_text("kernels:\n  - {kind: gemm, shape: [128, 256, 512], time_us: 7.5}\n")
+    t = OperatorTimer("H100", overrides=load_kernel_times(path))
+    assert t.op_time("gemm", 2 * 128 * 256 * 512, 0, (128, 256, 512)) == pytest.approx(7.5e-6)
+    assert t.op_time("gemm", 2 * 128 * 256 * 512, 0, (128, 256, 1024)) != pytest.approx(7.5e-6)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("kernels:\n  - {kind: gemm, time_us: 1}\n")
+    with pytest.raises(ConfigError, match=r"kernels\[0\]"):
+        load_kernel_times(bad)
