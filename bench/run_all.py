@@ -1,8 +1,8 @@
 """Runs the quick benchmark scripts one after another (`make bench`); each prints its own
 lines with ratios against a baseline measured in the same run, then a JSON line.
 
-The long ones (bench/congestion.py at 1,024 ranks, bench/scale.py's largest cases) are left
-out unless ``--all`` is given.
+The long ones (bench/congestion.py at 1,024 ranks, the GPT-3 step) are left out unless
+``--all`` is given.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-QUICK = ["astra_reference.py", "ring1024_allreduce.py", "sweep_overhead.py", "chakra_read.py"]
-LONG = ["congestion.py", "scale.py", "generate_gpt3.py"]
+QUICK = ["astra_reference.py", "ring1024_allreduce.py", "sweep_overhead.py", "chakra_read.py", "scale.py"]
+LONG = ["congestion.py", "generate_gpt3.py"]
 
 
 def main() -> int:
