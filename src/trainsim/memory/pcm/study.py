@@ -11,6 +11,10 @@ scheme under which no line qualifies reproduces the base run exactly.
 Reductions are ``1 - scheme / base`` of the mean latency; IPC gains ``scheme / base - 1`` of
 the mean per-core IPC.
 
+``diagnose`` splits each reduction into a device part (faster sensing, shorter write service)
+and a queueing part (less waiting), bounds the metadata encoding and reads what the paper's own
+figures imply about its cores (docs/pcm.md, "Why the targets are not reached").
+
 Open-loop load is a fraction of the *base* scheme's capacity, ``channels * banks / E[s]`` with
 ``E[s]`` the mean bank time of a request (read fraction ``r``: ``r (E[read] + burst) +
 (1 - r)(E[write] + burst)``), so every scheme sees the same trace.
