@@ -86,7 +86,8 @@ class Record:
                     "name": s.name,
                     "transfers": s.transfers.tolist(),
                     "flops": s.flops.tolist(),
-                    "mem_bytes": s.mem_bytes.tolist(),
+                    "weight_bytes": s.weight_bytes.tolist(),
+                    "act_bytes": s.act_bytes.tolist(),
                 }
                 for s in self.stages
             ],
