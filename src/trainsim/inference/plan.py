@@ -1,7 +1,7 @@
 """Execution plans: what each worker receives and computes, stage by stage, for one sample.
 
 Place: ``trainsim.inference``; built by :mod:`.methods`, read by :mod:`.graphs` (per-worker
-Chakra-style graphs) and :mod:`.latency` (the analytical estimate).
+Chakra graphs) and, through them, :mod:`.latency` (simulated).
 
 A plan is a sequence of stages. Stage ``s`` first moves ``transfers[src, dst]`` activations
 from worker ``src`` to ``dst`` (produced by the previous stage, or the sensor data for the
