@@ -74,3 +74,11 @@ def test_stand_in_waits_for_the_last_send():
     assert last
     for rank in sliced.sync_s:
         assert sliced.run.ranks[rank].finish_s == pytest.approx(full.ranks[rank].finish_s, rel=1e-12)
+
+
+def test_generated_groups_enter_the_platform_as_tuples():
+    w = generate(_shrunk_1_7b(), Parallelism(tp=2, pp=2, dp=2, global_batch=2), OperatorTimer("A100"))
+    groups = w.platform(_platform((8,))).comm_groups
+    assert groups and all(k == str(int(k)) for k in groups)
+    assert all(isinstance(m, tuple) and all(type(r) is int for r in m) for m in groups.values())
+    assert {tuple(m) for m in w.comm_groups.values()} == set(groups.values())
