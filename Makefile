@@ -21,7 +21,7 @@ run: $(STAMP)
 	$(VENV)/bin/trainsim run examples/ring_allreduce/platform.yaml --workload examples/ring_allreduce/workload/ring
 
 lint: $(TEST_STAMP)
-	$(VENV)/bin/ruff check src tests bench
+	$(VENV)/bin/ruff check src tests bench examples docs
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 

@@ -10,10 +10,10 @@ divided by GPUs and the simulated step time.
 
 Modes:
 - ``full``: simulate every rank (exact; slow beyond a few hundred ranks in pure Python);
-- ``slice`` (default above 256 ranks): simulate one data-parallel replica (TP x PP ranks) and
-  add the data-parallel gradient all-reduce simulated on its own group. Under the
-  congestion-unaware backend replicas do not interact and stage 0 is the last to finish, so
-  this equals the full simulation;
+- ``slice`` (default above 64 ranks): simulate one data-parallel replica (TP x PP ranks) on
+  the full platform, with the data-parallel gradient all-reduce simulated alone on its own
+  groups (``trainsim.system.replica``). Under the congestion-unaware backend this equals the
+  full simulation (``tests/system/test_replica.py``);
 - ``bound``: no simulation; compute time of the slowest stage only (an upper bound).
 
 Simulation needs the collective runtime (``trainsim.system.collective_runtime``).
@@ -30,9 +30,7 @@ import time
 
 from trainsim.compute import OperatorTimer
 from trainsim.config.types import DimSpec, NetworkSpec, Platform, SystemSpec
-from trainsim.enums import CommType, NodeType
 from trainsim.workload.generate import Parallelism, generate
-from trainsim.workload.graph import GraphBuilder
 from trainsim.workload.models import get_model, megatron_flops
 
 NVSWITCH_BW = 300e9  # B/s per GPU per direction (600 GB/s bidirectional NVLink 3)
@@ -71,23 +69,6 @@ def parallelism(tp: int, pp: int, dp: int, batch: int, mbs: int, v: int) -> Para
     )
 
 
-def dp_sync_time(dp: int, nbytes: int, ranks_per_node: int) -> float:
-    """Simulated time of one data-parallel gradient all-reduce of ``nbytes`` over ``dp`` ranks,
-    one per node (TP = 8) or packed ``ranks_per_node`` to a node."""
-    from trainsim.system.api import simulate
-
-    graphs = []
-    for rank in range(dp):
-        b = GraphBuilder(source="dp-sync", rank=rank)
-        b.add(0, NodeType.COMM_COLL_NODE, "grad_allreduce", comm_type=CommType.ALL_REDUCE, comm_size=nbytes)
-        graphs.append(b.build())
-    per_node = max(1, min(ranks_per_node, dp))
-    dims = [DimSpec("Switch", per_node, NVSWITCH_BW, NVSWITCH_LATENCY_NS)] if per_node > 1 else []
-    if dp // per_node > 1:
-        dims.append(DimSpec("Switch", dp // per_node, IB_BW, IB_LATENCY_NS))
-    return simulate(Platform(network=NetworkSpec(tuple(dims))), graphs).makespan_s
-
-
 def run_row(row: tuple, mode: str, timer: OperatorTimer) -> dict:
     label, tp, pp, gpus, batch, mbs, v, published = row
     spec = get_model(f"megatron-{label}")
@@ -95,31 +76,32 @@ def run_row(row: tuple, mode: str, timer: OperatorTimer) -> dict:
     flops = megatron_flops(spec, batch)
     t0 = time.perf_counter()
     if mode == "auto":
-        mode = "full" if gpus <= 256 else "slice"
+        mode = "full" if gpus <= 64 else "slice"
+    events = 0
     if mode == "bound":
         w = generate(spec, parallelism(tp, pp, 1, batch // dp, mbs, v), timer)
         step = max(w.info["compute_s_per_stage"])
-    elif mode == "full":
-        from trainsim.system.api import simulate
-
-        w = generate(spec, parallelism(tp, pp, dp, batch, mbs, v), timer, network_sizes=dgx_a100(gpus).network.sizes)
-        step = simulate(dgx_a100(gpus), w.graphs).makespan_s
-    elif mode == "slice":
-        from trainsim.system.api import simulate
-
-        slice_par = parallelism(tp, pp, 1, batch // dp, mbs, v)
-        w = generate(spec, slice_par, timer, network_sizes=dgx_a100(tp * pp).network.sizes)
-        step = simulate(dgx_a100(tp * pp), w.graphs).makespan_s
-        if dp > 1:
-            grad_bytes = int(w.memory[0].params * slice_par.grad_bytes)
-            step += dp_sync_time(dp, grad_bytes, max(1, 8 // (tp * pp)))
     else:
-        raise SystemExit(f"unknown mode {mode!r}")
+        platform = dgx_a100(gpus)
+        w = generate(spec, parallelism(tp, pp, dp, batch, mbs, v), timer, network_sizes=platform.network.sizes)
+        platform = w.platform(platform)  # the generated communicator groups
+        if mode == "full":
+            from trainsim.system.api import simulate
+
+            result = simulate(platform, w.graphs)
+            step, events = result.makespan_s, result.events
+        elif mode == "slice":
+            from trainsim.system.replica import simulate_replica
+
+            sliced = simulate_replica(platform, w)
+            step, events = sliced.makespan_s, sliced.events
+        else:
+            raise SystemExit(f"unknown mode {mode!r}")
     ours = flops / gpus / step / 1e12
     return {
         "params_b": round(spec.total_params() / 1e9, 1), "tp": tp, "pp": pp, "dp": dp, "gpus": gpus, "batch": batch,
         "micro_batch": mbs, "virtual_stages": v, "mode": mode, "step_s": step, "ours_tflops": ours,
-        "theirs_tflops": published, "error": ours / published - 1, "wall_s": time.perf_counter() - t0,
+        "theirs_tflops": published, "error": ours / published - 1, "events": events, "wall_s": time.perf_counter() - t0,
     }
 
 
@@ -139,15 +121,16 @@ def main() -> int:
     timer = OperatorTimer("A100")
     wanted = args.rows.split(",")
     results = []
-    print("| params (B) | TP | PP | DP | GPUs | batch | micro-batch | ours TFLOP/s | theirs | error | mode |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| params (B) | TP | PP | DP | GPUs | batch | micro-batch | step (s) | ours TFLOP/s | theirs | error | mode | wall (s) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for row in ROWS:
         if row[0] not in wanted:
             continue
         r = run_row(row, args.mode, timer)
         results.append(r)
         print(f"| {r['params_b']} | {r['tp']} | {r['pp']} | {r['dp']} | {r['gpus']} | {r['batch']} | {r['micro_batch']} "
-              f"| {r['ours_tflops']:.1f} | {r['theirs_tflops']} | {100 * r['error']:+.1f}% | {r['mode']} |", flush=True)
+              f"| {r['step_s']:.2f} | {r['ours_tflops']:.1f} | {r['theirs_tflops']} | {100 * r['error']:+.1f}% | {r['mode']} "
+              f"| {r['wall_s']:.0f} |", flush=True)
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(results, fh, indent=1)

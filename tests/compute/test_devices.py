@@ -22,7 +22,7 @@ def test_roofline_bounds():
     t = OperatorTimer("A100")
     eff = t.eff
     big = t.op_time("gemm", 2 * 8192**3, 3 * 8192**2 * 2, (8192, 8192, 8192))
-    ideal = 2 * 8192**3 / (312e12 * eff.gemm * 8192 / (8192 + eff.gemm_half_size))
+    ideal = 2 * 8192**3 / (312e12 * eff.gemm * eff.sustained * 8192 / (8192 + eff.gemm_half_size))
     assert big == pytest.approx(ideal + eff.kernel_overhead_s)
     # memory-bound kinds ignore FLOPs
     n = 1e9
@@ -32,6 +32,19 @@ def test_roofline_bounds():
     assert skinny / (8 / 8192) > big
     with pytest.raises(ConfigError, match="unknown operator kind"):
         t.op_time("magic", 1, 1)
+
+
+def test_sustained_scales_compute_bound_kinds_only():
+    from dataclasses import replace
+
+    base = get_device("A100").efficiency
+    full = OperatorTimer("A100", efficiency=replace(base, sustained=1.0, kernel_overhead_s=0.0))
+    half = OperatorTimer("A100", efficiency=replace(base, sustained=0.5, kernel_overhead_s=0.0))
+    shape = (8192, 8192, 8192)
+    assert half.op_time("gemm", 2 * 8192**3, 0, shape) == pytest.approx(2 * full.op_time("gemm", 2 * 8192**3, 0, shape))
+    assert half.op_time("softmax", 1e9, 1e9) == pytest.approx(full.op_time("softmax", 1e9, 1e9))
+    with pytest.raises(ConfigError, match="sustained"):
+        replace(base, sustained=1.5)
 
 
 def test_measured_kernel_override(tmp_path):

@@ -43,3 +43,21 @@ def test_compute_waits_for_the_stage_receives(digits):
     deps = g.deps_of(pos)
     names = [g.names[g.position_of()[i]] for i in deps]
     assert names == ["fc1.comp", "fc2.recv.0->1"]
+
+
+def test_a_batch_scales_messages_and_compute_but_not_weights(digits):
+    split, mlp = digits
+    d = deploy("repurpose", mlp, split.x_train, 4, 0.05)
+    one, five = build_graphs(d.stages, 1e12), build_graphs(d.stages, 1e12, batch=5)
+    for g1, g5 in zip(one, five, strict=True):
+        assert g1.names == g5.names  # one message per worker pair per stage, whatever the batch
+        np.testing.assert_array_equal(
+            g5.comm_size, np.where(g1.comm_size > 0, 5 * g1.comm_size, g1.comm_size)
+        )
+        comp = g1.types == NodeType.COMP_NODE
+        np.testing.assert_allclose(g5.num_ops[comp], 5 * g1.num_ops[comp])
+    k = 1
+    comp = [s for s in d.stages if s.flops[k] > 0]
+    sizes = five[k].tensor_size[five[k].types == NodeType.COMP_NODE]
+    expected = [int(s.weight_bytes[k] + 5 * s.act_bytes[k]) for s in comp]
+    assert sizes.tolist() == expected

@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 
 from trainsim.inference.assign import contiguous_owners
 from trainsim.inference.comm import activation_transfers
@@ -42,3 +43,33 @@ def test_repurpose_layer_is_balanced_within_budget_and_beats_a_fixed_assignment(
             return full_loss(stats, np.vstack([sol.weights.T, sol.bias]))
 
         assert loss(rp) < loss(fixed)
+
+
+def test_round_one_cost_gives_each_neuron_its_share_of_other_inputs(digits):
+    split, mlp = digits
+    stats, owner_in = _first_layer(digits)
+    none = np.zeros((64, 4), dtype=bool)
+    start = np.random.default_rng(3).normal(size=(65, stats.n_out))
+    cost = cost_matrix(stats, owner_in, none, 4, 0.0, share=3, start=start)
+    _, pre = mlp.trace(split.x_train)
+    x = split.x_train
+    std = x.std(axis=0)
+    i, k = 5, 1
+    others = np.flatnonzero(owner_in != k)
+    extra = others[np.argsort(-np.abs(start[others, i]) * std[others], kind="stable")[:3]]
+    seen = np.concatenate([np.flatnonzero(owner_in == k), extra])
+    xa = np.hstack([x[:, seen], np.ones((len(x), 1))])
+    coef = np.linalg.lstsq(xa, pre[0][:, i], rcond=None)[0]
+    assert cost[i, k] == pytest.approx(np.mean((xa @ coef - pre[0][:, i]) ** 2), rel=1e-6)
+    assert np.all(cost <= cost_matrix(stats, owner_in, none, 4, 0.0) + 1e-12)
+
+
+def test_alternation_keeps_the_round_of_lowest_loss(digits):
+    stats, owner_in = _first_layer(digits)
+
+    def loss(sol):
+        return full_loss(stats, np.vstack([sol.weights.T, sol.bias]))
+
+    one = solve_repurpose(stats, owner_in, 4, 9, SolverSettings(rounds=1))
+    three = solve_repurpose(stats, owner_in, 4, 9, SolverSettings(rounds=3))
+    assert loss(three) <= loss(one) + 1e-12

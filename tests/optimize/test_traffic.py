@@ -16,10 +16,11 @@ from trainsim.optimize.traffic import (
     WorkloadTraffic,
     dim_bytes,
     group_sizes,
-    parse_text_workload,
+    phase_comm,
     traffic_from_graph,
     traffic_from_text,
 )
+from trainsim.workload.astra_text import parse_text_workload
 from trainsim.workload.graph import GraphBuilder
 
 S = 1_000_000.0
@@ -59,26 +60,30 @@ def test_unmodelled_collective_is_refused():
 
 
 def test_libra_file_without_header():
-    layers = parse_text_workload(libra_path("workload", "ResNet_50.txt"))
-    assert len(layers) == 54 and layers[0].name == "conv1"
-    assert layers[0].phases[2].comm == CommType.ALL_REDUCE and layers[0].phases[2].comm_bytes == 51005824
+    """LIBRA's layer files have no header and no count: the shared parser reads them as mode None."""
+    wl = parse_text_workload(libra_path("workload", "ResNet_50.txt"))
+    assert wl.mode is None and len(wl.layers) == 54 and wl.layers[0].name == "conv1"
+    assert phase_comm(wl.layers[0], 2) == CommType.ALL_REDUCE and wl.layers[0].wg.nbytes == 51005824
 
 
 def test_astra_text_with_header_and_parallelism_column():
     path = libra_path("..", "astra-sim-1.0-text", "sample_per_layer_parallel_HybridCustomized.txt")
-    layers = parse_text_workload(path)
-    assert len(layers) == 6
-    assert [p.comm for p in layers[0].phases] == [CommType.ALL_GATHER, CommType.REDUCE_SCATTER, CommType.ALL_REDUCE]
+    wl = parse_text_workload(path)
+    assert len(wl.layers) == 6
+    assert [phase_comm(wl.layers[0], k) for k in range(3)] == [CommType.ALL_GATHER, CommType.REDUCE_SCATTER, CommType.ALL_REDUCE]
 
 
 def test_text_errors_name_the_line(tmp_path):
     bad = tmp_path / "bad.txt"
     bad.write_text("conv1 -1 10 NONE 0 10 BOGUS 5 10 NONE 0 0\n")
-    with pytest.raises(ConfigError, match="line 1.*BOGUS"):
-        parse_text_workload(bad)
+    with pytest.raises(TraceError, match="line 1.*BOGUS"):
+        traffic_from_text(bad, Communicator.full(LibraNetwork(("Ring",), (4,))), LibraNetwork(("Ring",), (4,)))
     bad.write_text("DATA\n3\nconv1 -1 10 NONE 0 10 NONE 0 10 NONE 0 0\n")
-    with pytest.raises(ConfigError, match="declares 3 layers but 1"):
+    with pytest.raises(TraceError, match="3"):
         parse_text_workload(bad)
+    bad.write_text("conv1 -1 10 ALLREDUCEALLTOALL 8 10 NONE 0 10 NONE 0 0\n")
+    with pytest.raises(ConfigError, match="ALLREDUCEALLTOALL"):
+        traffic_from_text(bad, Communicator.full(LibraNetwork(("Ring",), (4,))), LibraNetwork(("Ring",), (4,)))
 
 
 def test_resnet_traffic_totals():

@@ -1,6 +1,8 @@
 """Verification by simulation: the network written from bandwidths, LIBRA's loop as graphs, and
 the simulated speed-up beside the predicted one (needs the collective runtime)."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import yaml
@@ -15,7 +17,7 @@ from trainsim.optimize.libra_inputs import (
     load_communicator,
     load_network,
 )
-from trainsim.optimize.traffic import TextLayer, TextPhase, parse_text_workload, traffic_from_text
+from trainsim.optimize.traffic import traffic_from_text
 from trainsim.optimize.verify import (
     has_collective_runtime,
     libra_graphs,
@@ -25,6 +27,7 @@ from trainsim.optimize.verify import (
     write_astra_network,
 )
 from trainsim.units import ASTRA_GBPS
+from trainsim.workload.astra_text import Phase, parse_text_workload
 
 SMALL = LibraNetwork(("Ring", "FullyConnected", "Switch"), (4, 4, 4))
 
@@ -47,7 +50,7 @@ def test_network_gives_each_npu_its_bandwidth(tmp_path):
 def test_graphs_follow_libra_no_overlap_loop():
     net = load_network(libra_path("network", "3d_network.yml"))
     comm = load_communicator(libra_path("communicator", "MSFT_1T_3d.yml"), net)
-    layers = parse_text_workload(libra_path("workload", "MSFT_1T.txt"))
+    layers = parse_text_workload(libra_path("workload", "MSFT_1T.txt")).layers
     graphs = libra_graphs(layers, comm, net)
     assert len(graphs) == 4096 and graphs[5].rank == 5 and graphs[5].ids is graphs[0].ids
     g = graphs[0]
@@ -72,12 +75,12 @@ def test_graphs_follow_libra_no_overlap_loop():
 def test_partial_groups_cannot_be_simulated():
     comm = Communicator((2, None, None), (None,) * 3, (None,) * 3)
     with pytest.raises(ConfigError, match="not the whole dimension"):
-        libra_graphs(parse_text_workload(libra_path("workload", "ResNet_50.txt")), comm, SMALL)
+        libra_graphs(parse_text_workload(libra_path("workload", "ResNet_50.txt")).layers, comm, SMALL)
 
 
 def test_compute_only_step_simulates_to_the_model_time():
-    layers = [TextLayer(la.name, tuple(TextPhase(p.compute_ns, None, 0.0) for p in la.phases), la.update_ns)
-              for la in parse_text_workload(libra_path("workload", "ResNet_50.txt"))]
+    layers = [replace(la, fwd=Phase(la.fwd.cycles, "NONE", 0), ig=Phase(la.ig.cycles, "NONE", 0), wg=Phase(la.wg.cycles, "NONE", 0))
+              for la in parse_text_workload(libra_path("workload", "ResNet_50.txt")).layers]
     net = LibraNetwork(("Ring", "FullyConnected", "Switch"), (2, 2, 2))
     comm = Communicator.full(net)
     model = traffic_from_text(layers, comm, net).time_s([100.0, 100.0, 100.0])
@@ -87,14 +90,14 @@ def test_compute_only_step_simulates_to_the_model_time():
 
 @pytest.mark.skipif(has_collective_runtime(), reason="only meaningful without the collective runtime")
 def test_missing_runtime_is_a_clear_error():
-    layers = parse_text_workload(libra_path("workload", "ResNet_50.txt"))
+    layers = parse_text_workload(libra_path("workload", "ResNet_50.txt")).layers
     comm = Communicator.full(SMALL)
     with pytest.raises(TrainsimError, match="collective runtime"):
         simulate_allocation(SMALL, [100.0] * 3, libra_graphs(layers, comm, SMALL))
 
 
 def _verify(net, workload, comm, **kw):
-    layers = parse_text_workload(libra_path("workload", f"{workload}.txt"))
+    layers = parse_text_workload(libra_path("workload", f"{workload}.txt")).layers
     traffic = traffic_from_text(layers, comm, net)
     res = optimize_bandwidth(net, [traffic], ["sum == 500"])
     return traffic, res, verify_allocation(net, layers, comm, res.bandwidths_gbps, res.equal_bandwidths_gbps, **kw)

@@ -22,8 +22,9 @@ def _document():
     result = dp_result()
     doc = result.to_dict()
     doc["breakdown"] = [b.to_dict() for b in breakdown(result)]
-    doc["collectives"] = collective_rows(result)
-    doc["dims"] = injection_utilization(result, NetworkSpec((DimSpec("Ring", 8, 50e9, 500.0),)))
+    network = NetworkSpec((DimSpec("Ring", 8, 50e9, 500.0),))
+    doc["collectives"] = collective_rows(result, network)
+    doc["dims"] = injection_utilization(result, network)
     return doc
 
 

@@ -65,8 +65,13 @@ def test_dp_step_trace_follows_the_trace_event_format():
     begins = [e for e in events if e["ph"] == "B"]
     ends = [e for e in events if e["ph"] == "E"]
     assert len(begins) == len(ends)
-    complete = [e for e in events if e["ph"] == "X"]
+    complete = [e for e in events if e["ph"] == "X" and e["cat"] != "chunk"]
     assert len(complete) == 8 * 9  # 3 forward, 3 backward, 3 all-reduces per rank
+    chunk_slices = [e for e in events if e["ph"] == "X" and e["cat"] == "chunk"]
+    assert len(chunk_slices) == 8 * 3 * 4  # 4 chunks per all-reduce, nested in its slice
+    colls = [e for e in complete if e["cat"] == "comm"]
+    for ch in chunk_slices:
+        assert any(c["pid"] == ch["pid"] and c["ts"] <= ch["ts"] + 1e-9 and ch["ts"] + ch["dur"] <= c["ts"] + c["dur"] + 1e-9 for c in colls)
     assert {e["args"]["name"] for e in events if e["name"] == "process_name"} == {f"rank {r}" for r in range(8)}
     json.dumps({"traceEvents": events})
 

@@ -87,13 +87,13 @@ def bandwidth_command(
     if verify:
         if len(workload) != 1 or not workload[0].endswith(".txt"):
             raise ConfigError("--verify simulates one text workload", field="verify")
-        from trainsim.optimize.traffic import parse_text_workload
         from trainsim.optimize.verify import verify_allocation
+        from trainsim.workload.astra_text import parse_text_workload
 
         comm = load_communicator(communicator[0], net) if communicator else None
         from trainsim.optimize.libra_inputs import Communicator
 
-        check = verify_allocation(net, parse_text_workload(workload[0]), comm or Communicator.full(net),
+        check = verify_allocation(net, parse_text_workload(workload[0]).layers, comm or Communicator.full(net),
                                   result.bandwidths_gbps, result.equal_bandwidths_gbps, pipelined=not no_pipeline)
         if not quiet:
             console.print(

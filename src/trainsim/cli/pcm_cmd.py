@@ -73,21 +73,20 @@ def _pct(x: float) -> str:
     return f"{100 * x:+.1f}%"
 
 
-def _comparison_table(title: str, comp: study.Comparison) -> Table:
+def _table(title: str, columns: str) -> Table:
+    """A table with right-justified columns named by ``columns`` (``-`` stands for a space)."""
     t = Table(title=title)
-    for col in (
-        "scheme",
-        "read ns",
-        "write ns",
-        "read red.",
-        "write red.",
-        "relaxed writes",
-        "3-level reads",
-        "bank util",
-        "IPC",
-        "IPC gain",
-    ):
-        t.add_column(col, justify="right")
+    for col in columns.split():
+        t.add_column(col.replace("-", " "), justify="right")
+    return t
+
+
+def _comparison_table(title: str, comp: study.Comparison) -> Table:
+    t = _table(
+        title,
+        "scheme read-ns write-ns read-red. write-red. relaxed-writes 3-level-reads bank-util IPC"
+        " IPC-gain",
+    )
     for name, r in comp.results.items():
         base = name == Scheme.BASE.value
         ipc_known = r.ipc == r.ipc
@@ -124,6 +123,33 @@ def _sweep_table(
                 _pct(p.comparison.reduction(s, "read")),
             ]
         t.add_row(*row)
+    return t
+
+
+def _gap_table(d: study.Diagnosis) -> Table:
+    t = _table(
+        title=(
+            "Why (fractions of base latency): "
+            f"{100 * d.intermediate_lines:.0f}% of lines have 01/10 cells, "
+            f"{100 * d.enumerative_tri_lines:.0f}% would qualify with the best count-based code; "
+            f"a tri-level write gains {100 * d.qualified_write_reduction:.0f}%, "
+            f"3-level sensing {100 * d.sensing_reduction:.0f}%"
+        ),
+        columns="scheme tri-lines",
+    )
+    for col in ("read: sensing", "read: waiting", "write: service", "write: waiting"):
+        t.add_column(col, justify="right")
+    t.add_column("stall share model / paper", justify="right")
+    for name, g in d.schemes.items():
+        t.add_row(
+            name,
+            f"{100 * g.tri_lines:.1f}%",
+            _pct(g.read_from_sensing),
+            _pct(g.read_from_waiting),
+            _pct(g.write_from_service),
+            _pct(g.write_from_waiting),
+            f"{d.model_stall_share:.2f} / {g.paper_stall_share:.2f}",
+        )
     return t
 
 
@@ -253,6 +279,7 @@ def _json(
     band: study.IpcBand | None,
     cfg: PcmConfig,
     seconds: float,
+    diagnosis: study.Diagnosis | None = None,
 ) -> dict[str, Any]:
     def comp(c: study.Comparison) -> dict[str, Any]:
         d: dict[str, Any] = {"results": {k: asdict(r) for k, r in c.results.items()}, **c.extra}
@@ -275,6 +302,10 @@ def _json(
         ]
         for k, pts in sweeps.items()
     }
+    if diagnosis is not None:
+        gap = asdict(diagnosis)
+        gap.pop("comparison")
+        out["diagnosis"] = gap
     if band is not None:
         out["ipc_band"] = [{"mpki": m, "rob": r, "ipc": ipc} for m, r, ipc in band.rows]
     return out
@@ -355,6 +386,10 @@ def study_cmd(
         )
     )
     others = tuple(s for s in schemes if s is not Scheme.BASE)
+    diagnosis = None
+    if load is None and trace is None and set(study.SCHEMES) <= set(schemes):
+        diagnosis = study.diagnose(cfg, pool, main)
+        console.print(_gap_table(diagnosis))
     swept: dict[str, list[study.SweepPoint]] = {}
     band = None
     if sweeps and others:
@@ -376,7 +411,7 @@ def study_cmd(
     files = _plots(out, main, swept, band, schemes)
     seconds = time.perf_counter() - t0
     (out / "results.json").write_text(
-        json.dumps(_json(main, swept, band, cfg, seconds), indent=1, default=str)
+        json.dumps(_json(main, swept, band, cfg, seconds, diagnosis), indent=1, default=str)
     )
     console.print(f"wrote {len(files)} plots and results.json to {out} in {seconds:.1f} s")
 

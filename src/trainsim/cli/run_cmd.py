@@ -67,7 +67,7 @@ def run_command(
     if json_path is not None:
         document = result.to_dict()
         document["breakdown"] = [b.to_dict() for b in breakdown(result)]
-        document["collectives"] = collective_rows(result)
+        document["collectives"] = collective_rows(result, plat.network)
         document["dims"] = injection_utilization(result, plat.network)
         document["inputs"] = {"platform": str(platform) if platform else None, "workload": prefix, "network": str(network_configuration) if network_configuration else None, "system": str(system_configuration) if system_configuration else None, "backend": backend, "compat": compat or plat.compat}
         text = json.dumps(document, indent=1)

@@ -5,12 +5,15 @@ A :class:`DeviceSpec` holds dense peak FLOP/s per precision, HBM bandwidth (B/s)
 
 :class:`OperatorTimer` prices one operator of a workload generator:
 
-    time = max(flops / (peak[precision] x eff_c), bytes / (hbm_bw x eff_mem)) + overhead
+    time = max(flops / (peak[precision] x eff_c x sustained), bytes / (hbm_bw x eff_mem)) + overhead
 
 (the roofline of Williams et al., CACM 2009, with achievable rather than nominal ceilings).
 ``eff_c`` depends on the operator kind: ``gemm`` (times the size term
 ``d / (d + gemm_half_size)`` with ``d`` the smallest GEMM dimension), ``attention`` (batched
-score/context GEMMs), ``flash_attention`` (fused attention kernels); memory-bound kinds
+score/context GEMMs), ``flash_attention`` (fused attention kernels); ``sustained`` is the fraction of
+that benchmarked throughput the math units keep up over a training step (clock under the power
+limit, shapes and layouts other than the benchmark's), applied to compute-bound kinds only (HBM
+runs on its own clock); memory-bound kinds
 (``norm``, ``elementwise``, ``softmax``, ``embedding``, ``optimizer``) use only the bandwidth
 term. A table of measured kernel times (YAML, ``kernels: [{kind, shape, time_us}]``) overrides
 the formula for the shapes it lists.
@@ -45,9 +48,10 @@ class Efficiency:
     memory: float = 0.85
     gemm_half_size: float = 64.0  # elements; GEMM efficiency halves at min dim = this
     kernel_overhead_s: float = 4e-6  # seconds per kernel
+    sustained: float = 1.0  # fraction of the benchmarked math throughput kept up in training
 
     def __post_init__(self) -> None:
-        for name in ("gemm", "attention", "flash_attention", "memory"):
+        for name in ("gemm", "attention", "flash_attention", "memory", "sustained"):
             value = getattr(self, name)
             if not 0 < value <= 1:
                 raise ConfigError(f"{value!r} is not a fraction in (0, 1]", field=f"efficiency.{name}")
@@ -179,7 +183,7 @@ class OperatorTimer:
         if kind in MEMORY_KINDS:
             comp_t = 0.0
         elif kind in COMPUTE_KINDS:
-            ceiling = self.device.peak(precision) * getattr(eff, kind)
+            ceiling = self.device.peak(precision) * getattr(eff, kind) * eff.sustained
             if kind == "gemm" and shape:
                 d = float(min(shape))
                 ceiling *= d / (d + eff.gemm_half_size)

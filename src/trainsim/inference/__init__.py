@@ -1,14 +1,15 @@
 """RePurpose: restructure and prune a trained network for distributed inference (issue 10).
 
 Place: its own package beside the simulator (Abdi, Rashidi, Fekri, Krishna, arXiv 2008.08289).
-It reads nothing from the simulator's core; it hands the simulator per-worker workload graphs
-(:mod:`.graphs`, built with :mod:`trainsim.workload.graph`) and platform files (:mod:`.platform`).
+It reads nothing from the simulator's core but its entry point: it hands
+:func:`trainsim.system.api.simulate` per-worker workload graphs (:mod:`.graphs`, built with
+:mod:`trainsim.workload.graph`) on native platform files (:mod:`.platform`).
 
 Modules, bottom up: :mod:`.data` (digits, patches, the MLP), :mod:`.comm` (plain and group L0),
 :mod:`.assign` (balanced Munkres assignment), :mod:`.fit` (least-squares statistics, ridge),
 :mod:`.iht` (iterative hard thresholding), :mod:`.layer` (per-layer solvers), :mod:`.plan`
 (stages of transfers and compute), :mod:`.methods` (RePurpose and baselines), :mod:`.study`,
-:mod:`.graphs`, :mod:`.platform`, :mod:`.latency`, :mod:`.plot`.
+:mod:`.graphs`, :mod:`.platform`, :mod:`.latency` (simulated), :mod:`.plot`.
 
 Units: activations moved are counted in scalars per sample (4 bytes each), compute in FLOP,
 time in seconds, accuracy as a fraction in [0, 1].
@@ -22,33 +23,33 @@ from trainsim.inference.comm import (
     transfer_pairs,
 )
 from trainsim.inference.graphs import build_graphs
-from trainsim.inference.latency import analytical_latency, latency_markdown, latency_table
+from trainsim.inference.latency import latency_markdown, latency_table, simulator
 from trainsim.inference.layer import SolverSettings
 from trainsim.inference.methods import METHODS, Deployment, deploy
-from trainsim.inference.platform import Platform, load_platform
+from trainsim.inference.platform import example_platforms, sized_platform
 from trainsim.inference.plot import accuracy_vs_communication
 from trainsim.inference.study import StudyConfig, StudyResult, markdown_table, run_study
 
 __all__ = [
     "METHODS",
     "Deployment",
-    "Platform",
     "SolverSettings",
     "StudyConfig",
     "StudyResult",
     "accuracy_vs_communication",
     "activation_transfers",
-    "analytical_latency",
     "balanced_assignment",
     "balanced_capacities",
     "build_graphs",
     "deploy",
     "direct_tp_transfers",
+    "example_platforms",
     "latency_markdown",
     "latency_table",
-    "load_platform",
     "markdown_table",
     "plain_l0",
     "run_study",
+    "simulator",
+    "sized_platform",
     "transfer_pairs",
 ]

@@ -52,6 +52,24 @@ def load_split(seed: int, test_fraction: float = 0.3) -> DigitsSplit:
     return DigitsSplit(x_tr, y_tr, x_te, y_te)
 
 
+def validation_split(split: DigitsSplit, seed: int, fraction: float = 0.2) -> DigitsSplit:
+    """A split of ``split``'s training part only: ``fraction`` of it, stratified by ``seed``,
+    becomes the evaluation part and the rest the training part; the test part is dropped.
+
+    For choosing settings without looking at test accuracy (:mod:`.validation`).
+    """
+    from sklearn.model_selection import train_test_split
+
+    if not 0.0 < fraction < 1.0:
+        raise ConfigError(
+            f"{fraction!r}: expected a fraction strictly between 0 and 1", field="holdout"
+        )
+    x_tr, x_va, y_tr, y_va = train_test_split(
+        split.x_train, split.y_train, test_size=fraction, stratify=split.y_train, random_state=seed
+    )
+    return DigitsSplit(x_tr, y_tr, x_va, y_va)
+
+
 def patch_grid(workers: int) -> tuple[int, int]:
     """Rows and columns of the grid of equal rectangular patches for ``workers`` workers.
 

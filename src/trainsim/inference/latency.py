@@ -1,85 +1,85 @@
-"""Latency per sample of each deployment on the two platforms: analytical now, simulated later.
+"""Latency of each deployment on the study's platforms, from simulator runs.
 
-Place: ``trainsim.inference``; reads a :class:`.study.StudyResult` and the platform files
-(:mod:`.platform`). :func:`latency_table` takes an optional ``simulate(graphs, platform_path)
--> seconds`` so that the simulator (``trainsim run``) can replace the estimate.
+Place: ``trainsim.inference``; reads a :class:`.study.StudyResult`, turns every record's plan
+into per-worker graphs (:func:`.graphs.build_graphs`) and runs them through the simulator
+(:func:`trainsim.system.api.simulate`) on each platform file (:mod:`.platform`), resized to the
+record's worker count. :func:`latency_table` takes any ``simulate(platform, graphs) -> seconds``;
+the default, :func:`simulator`, is trainsim's executor on the ``flow`` network backend: every
+message is a flow on its route (the sender's uplink to the Switch, the Switch's downlink to the
+receiver), concurrent flows share a link max-min fairly, and a message pays the route's latency
+once (two hops on a Switch) plus its bytes at its share of the bandwidth. That is a
+packet-switched Ethernet or a datacenter fabric at message granularity: the ``K - 1`` partial
+sums converging on the root worker share its downlink.
 
-The analytical estimate (:func:`analytical_latency`) walks the plan the graphs are built from,
-stage after stage, as the graphs' dependencies serialize it (a stage's receives before its
-compute, its compute before the next stage's sends):
+Per (platform, batch, record) the table holds:
 
-- communication of a stage with any transfer: ``E + 2 L + (max_link_bytes + max_msg_bytes) / BW``
-  on a Switch (every message crosses the sender's uplink and the receiver's downlink, two
-  store-and-forward hops of latency ``L``; the busiest link carries ``max_link_bytes``, the
-  last message's second hop adds ``max_msg_bytes / BW``; ``E`` is the endpoint delay);
-- compute of a stage: the slowest worker, ``max_k t_k`` with ``t_k = flops_k / peak`` or, with the
-  roofline enabled, ``max(flops_k / peak, mem_bytes_k / local_mem_bw)``.
+- ``latency_s``: the simulated makespan of one batch (all graphs finished);
+- ``per_sample_s``: that over the batch size (at batch 1 it is the latency of one sample);
+- ``compute_only_s``: the makespan of the same graphs on :func:`.platform.free_network` (no
+  communication cost, compute and dependencies only), so ``communication_share = 1 -
+  compute_only_s / latency_s`` is the part of the latency the traffic adds;
+- ``messages``: point-to-point messages per batch (one per worker pair per stage).
 
-It ignores overlap between workers at different stages (a bulk-synchronous bound).
-Units: seconds per sample, bytes, FLOP, FLOP/s, B/s.
+Rows average the records of one (platform, batch, workers, method, budget) over seeds.
+Units: seconds, bytes, FLOP; accuracy a fraction in [0, 1].
 """
 
 from __future__ import annotations
 
-import tempfile
-from collections.abc import Callable, Sequence
+import json
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from trainsim.config.types import Platform
+from trainsim.errors import ConfigError
 from trainsim.inference.comm import BYTES_PER_SCALAR
 from trainsim.inference.graphs import build_graphs
-from trainsim.inference.plan import Stage
-from trainsim.inference.platform import Platform, example_platforms, load_platform, resized_platform
-from trainsim.inference.study import StudyResult
+from trainsim.inference.platform import (
+    example_platforms,
+    free_network,
+    load_study_platform,
+    platform_name,
+    sized_platform,
+    write_platform,
+)
+from trainsim.inference.study import Record, StudyResult
 from trainsim.workload.graph import WorkloadGraph
 
-Simulate = Callable[[list[WorkloadGraph], Path], float]
-"""``simulate(graphs, platform_path) -> seconds``: one graph per worker, a platform file whose
-NPU count equals the number of graphs; returns the time of one sample (one pass of the graphs)."""
+DEFAULT_BACKEND = "flow"
+
+Simulate = Callable[[Platform, list[WorkloadGraph]], float]
+"""``simulate(platform, graphs) -> seconds``: one graph per NPU of ``platform``; returns the
+time to run them all (the makespan)."""
 
 
-@dataclass(frozen=True)
-class LatencyBreakdown:
-    """Analytical time of one sample: total, and its communication and compute parts (s)."""
+def simulator(backend: str = DEFAULT_BACKEND) -> Simulate:
+    """trainsim's simulator on network backend ``backend``, as a :data:`Simulate`."""
+    from trainsim.system.api import simulate
 
-    total: float
-    communication: float
-    compute: float
+    def run(platform: Platform, graphs: list[WorkloadGraph]) -> float:
+        return simulate(platform, graphs, backend=backend).makespan_s
 
-
-def analytical_latency(stages: Sequence[Stage], platform: Platform) -> LatencyBreakdown:
-    """The bulk-synchronous estimate of the module docstring for one sample."""
-    comm = comp = 0.0
-    for st in stages:
-        if st.transfers.any():
-            nbytes = st.transfers * BYTES_PER_SCALAR
-            link = max(float(nbytes.sum(axis=1).max()), float(nbytes.sum(axis=0).max()))
-            comm += (
-                platform.endpoint_delay
-                + 2 * platform.latency
-                + (link + float(nbytes.max())) / platform.bandwidth
-            )
-        t = st.flops / platform.peak_flops
-        if platform.roofline_enabled:
-            t = np.maximum(t, st.mem_bytes / platform.local_mem_bw)
-        comp += float(t.max())
-    return LatencyBreakdown(comm + comp, comm, comp)
+    return run
 
 
 @dataclass(frozen=True)
 class LatencyRow:
-    """Seed-averaged latency of one (workers, method, budget) on one platform."""
+    """Seed-averaged simulated latency of one (platform, batch, workers, method, budget)."""
 
     platform: str
+    batch: int
     workers: int
     method: str
     budget: float | None
-    source: str  # "analytical" or "simulated"
+    seeds: int
     latency_s: float
-    communication_s: float | None  # analytical part; None when simulated
-    compute_s: float | None
+    per_sample_s: float
+    compute_only_s: float
+    communication_share: float
+    messages: float
     bytes_per_sample: float
     accuracy: float
 
@@ -87,78 +87,168 @@ class LatencyRow:
         return dict(self.__dict__)
 
 
+@dataclass(frozen=True)
+class _Run:
+    platform: str
+    batch: int
+    record: Record
+    latency_s: float
+    compute_only_s: float
+    messages: int
+    platform_obj: Platform
+    graphs: list[WorkloadGraph]
+
+
+def _check_batches(batches: Sequence[int]) -> tuple[int, ...]:
+    if not batches:
+        raise ConfigError("empty: expected at least one batch size", field="batch")
+    for b in batches:
+        if not (isinstance(b, int) and not isinstance(b, bool) and b >= 1):
+            raise ConfigError(f"{b!r}: expected a batch of at least 1 sample", field="batch")
+    return tuple(dict.fromkeys(batches))
+
+
+def _runs(
+    results: StudyResult,
+    simulate: Simulate,
+    platforms: Sequence[str | Path],
+    batches: Sequence[int],
+) -> Iterator[_Run]:
+    for path in platforms:
+        base = load_study_platform(path)
+        name = platform_name(base)
+        sized: dict[int, tuple[Platform, Platform]] = {}
+        for batch in batches:
+            for rec in results.records:
+                if rec.workers not in sized:
+                    p = sized_platform(base, rec.workers)
+                    sized[rec.workers] = (p, free_network(p))
+                plat, free = sized[rec.workers]
+                graphs = build_graphs(
+                    rec.stages,
+                    plat.system.peak_perf,
+                    source=f"repurpose-{rec.method}-k{rec.workers}",
+                    batch=batch,
+                )
+                messages = sum(int((s.transfers > 0).sum()) for s in rec.stages)
+                yield _Run(
+                    name,
+                    batch,
+                    rec,
+                    float(simulate(plat, graphs)),
+                    float(simulate(free, graphs)),
+                    messages,
+                    plat,
+                    graphs,
+                )
+
+
+def _label(rec: Record) -> str:
+    budget = "" if rec.budget is None else f"_f{rec.budget:g}"
+    return f"k{rec.workers}/seed{rec.seed}/{rec.method}{budget}"
+
+
 def latency_table(
     results: StudyResult,
     simulate: Simulate | None = None,
     platforms: Sequence[str | Path] | None = None,
+    batches: Sequence[int] = (1,),
+    backend: str = DEFAULT_BACKEND,
+    et_out: str | Path | None = None,
 ) -> list[LatencyRow]:
-    """Latency per sample of every (workers, method, budget) of ``results`` on each platform.
+    """Simulated latency of every (workers, method, budget) of ``results`` on each platform and
+    batch size, averaged over seeds.
 
-    Without ``simulate`` the latency is :func:`analytical_latency`. With it, each record's plan
-    becomes per-worker graphs (:func:`.graphs.build_graphs`, durations at the platform's peak)
-    and ``simulate`` times them on a copy of the platform file sized to the worker count.
-    Platforms default to the shipped ``examples/repurpose/{datacenter,edge}.yaml``.
+    ``simulate`` defaults to :func:`simulator` on ``backend``. Platforms default to the shipped
+    ``examples/repurpose/{datacenter,edge}.yaml``. With ``et_out`` every simulated deployment is
+    also written there for ``trainsim run`` (:func:`write_runs`).
     """
+    batches = _check_batches(batches)
+    sim = simulate or simulator(backend)
     paths = [Path(p) for p in (platforms if platforms is not None else example_platforms())]
-    specs = [load_platform(p) for p in paths]
-    groups: dict[
-        tuple[str, int, str, float | None],
-        list[tuple[float, float | None, float | None, float, float]],
-    ] = {}
-    with tempfile.TemporaryDirectory(prefix="repurpose-platforms-") as tmp:
-        for path, spec in zip(paths, specs, strict=True):
-            for rec in results.records:
-                est = analytical_latency(rec.stages, spec)
-                nbytes = float(rec.communication * BYTES_PER_SCALAR)
-                row: tuple[float, float | None, float | None, float, float]
-                if simulate is None:
-                    row = (est.total, est.communication, est.compute, nbytes, rec.accuracy)
-                else:
-                    sized = (
-                        path
-                        if spec.npus == rec.workers
-                        else resized_platform(path, rec.workers, tmp)
-                    )
-                    graphs = build_graphs(
-                        rec.stages, spec.peak_flops, source=f"{rec.method}-k{rec.workers}"
-                    )
-                    row = (float(simulate(graphs, sized)), None, None, nbytes, rec.accuracy)
-                groups.setdefault((spec.name, rec.workers, rec.method, rec.budget), []).append(row)
-    out = []
-    source = "analytical" if simulate is None else "simulated"
-    for (name, k, method, budget), vals in groups.items():
-        arr = np.array([[np.nan if v is None else v for v in row] for row in vals], dtype=float)
-        mean = arr.mean(axis=0)
-        out.append(
+    runs = list(_runs(results, sim, paths, batches))
+    if et_out is not None:
+        write_runs(runs, Path(et_out), backend if simulate is None else None)
+    groups: dict[tuple[str, int, int, str, float | None], list[_Run]] = {}
+    for run in runs:
+        r = run.record
+        groups.setdefault((run.platform, run.batch, r.workers, r.method, r.budget), []).append(run)
+    rows = []
+    for (name, batch, k, method, budget), items in groups.items():
+        lat = float(np.mean([i.latency_s for i in items]))
+        comp = float(np.mean([i.compute_only_s for i in items]))
+        rows.append(
             LatencyRow(
                 name,
+                batch,
                 k,
                 method,
                 budget,
-                source,
-                float(mean[0]),
-                None if simulate else float(mean[1]),
-                None if simulate else float(mean[2]),
-                float(mean[3]),
-                float(mean[4]),
+                len(items),
+                lat,
+                lat / batch,
+                comp,
+                1.0 - comp / lat if lat > 0 else 0.0,
+                float(np.mean([i.messages for i in items])),
+                float(np.mean([i.record.communication for i in items])) * BYTES_PER_SCALAR,
+                float(np.mean([i.record.accuracy for i in items])),
             )
         )
-    return out
+    return rows
+
+
+def write_runs(runs: Sequence[_Run], out: Path, backend: str | None) -> Path:
+    """Write each run's graphs as Chakra ET files and its sized platform as a native file.
+
+    Layout under ``out``: ``<platform>_k<K>.yaml`` and
+    ``<platform>/b<batch>/k<K>/seed<S>/<method>[_f<budget>].<rank>.et``; ``index.json`` lists
+    every run (platform file, workload prefix, batch, backend, simulated ``latency_s``) so that
+    ``trainsim run <platform file> --workload <prefix> --backend <backend>`` can be checked
+    against it. Returns the index path.
+    """
+    from trainsim.workload.chakra import write_workload
+
+    out.mkdir(parents=True, exist_ok=True)
+    written: dict[tuple[str, int], Path] = {}
+    index = []
+    for run in runs:
+        k = run.record.workers
+        if (run.platform, k) not in written:
+            written[(run.platform, k)] = write_platform(
+                run.platform_obj, out / f"{run.platform}_k{k}.yaml"
+            )
+        prefix = out / run.platform / f"b{run.batch}" / _label(run.record)
+        write_workload(prefix, run.graphs)
+        index.append(
+            {
+                "platform": run.platform,
+                "platform_file": str(written[(run.platform, k)]),
+                "workload": str(prefix),
+                "batch": run.batch,
+                "workers": k,
+                "seed": run.record.seed,
+                "method": run.record.method,
+                "budget": run.record.budget,
+                "backend": backend,
+                "latency_s": run.latency_s,
+            }
+        )
+    path = out / "index.json"
+    path.write_text(json.dumps(index, indent=1) + "\n", encoding="utf-8")
+    return path
 
 
 def latency_markdown(rows: Sequence[LatencyRow]) -> str:
-    """The latency table as Markdown (microseconds per sample)."""
+    """The latency table as Markdown (microseconds)."""
     lines = [
-        "| platform | K | method | budget | latency us/sample | of which communication | bytes/sample | accuracy % | source |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| platform | batch | K | method | budget | latency us (batch) | us/sample | of which traffic | messages | bytes/sample | accuracy % |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         budget = "-" if r.budget is None else f"{r.budget:g}"
-        share = (
-            "-" if r.communication_s is None else f"{100 * r.communication_s / r.latency_s:.0f}%"
-        )
         lines.append(
-            f"| {r.platform} | {r.workers} | {r.method} | {budget} | {r.latency_s * 1e6:.3f} | {share} | "
-            f"{r.bytes_per_sample:.0f} | {100 * r.accuracy:.2f} | {r.source} |"
+            f"| {r.platform} | {r.batch} | {r.workers} | {r.method} | {budget} | {r.latency_s * 1e6:.3f} | "
+            f"{r.per_sample_s * 1e6:.3f} | {100 * r.communication_share:.0f}% | {r.messages:.1f} | "
+            f"{r.bytes_per_sample:.0f} | {100 * r.accuracy:.2f} |"
         )
     return "\n".join(lines)

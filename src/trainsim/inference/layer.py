@@ -2,17 +2,24 @@
 
 Place: ``trainsim.inference``; :mod:`.methods` calls one of these per layer, front to back.
 
-RePurpose for one layer (Abdi et al., arXiv 2008.08289, the algorithm section) alternates for
-``rounds`` rounds:
+RePurpose for one layer (Abdi et al., arXiv 2008.08289; the steps as issue 10 states them)
+alternates for up to ``rounds`` rounds:
 
 1. the cost matrix ``C[i, k]``: the ridge residual of neuron ``i`` if worker ``k`` computed it
-   from what ``k`` can see: the inputs it holds plus the inputs currently transferred to it
-   (its share of the budget, as chosen by the previous round's IHT; none in round one);
+   under its share of the budget. In round one no transfers are chosen yet, so the share is the
+   even one, ``floor(B / K)`` inputs: ``k``'s own inputs plus the ``floor(B / K)`` others that
+   matter most to neuron ``i`` (largest ``|A_ij| std(x_j)`` in the dense ridge solution ``A``,
+   IHT's starting point). From round two the share is what the previous round's IHT gave
+   ``k``: its own inputs plus the ones transferred to it;
 2. a balanced assignment on ``C`` (:mod:`.assign`);
 3. IHT under the group budget for that assignment (:mod:`.iht`), which picks the transfers;
+4. a ridge least-squares refit on that support (every neuron on worker ``k`` uses all inputs
+   ``k`` holds or receives: the transfer is paid for anyway). Once the support is fixed the
+   loss separates by neuron, so this per-worker refit is the joint least-squares solution.
 
-then refits the weights by ridge least squares on the final support (every neuron on worker
-``k`` uses all inputs ``k`` holds or receives: the transfer is paid for anyway).
+The rounds stop early at a fixed point of the assignment; the layer keeps the round whose refit
+has the lowest calibration loss (alternating steps need not decrease it monotonically: the
+assignment minimizes the cost matrix's estimate, not the loss after IHT).
 
 Units: budgets in activation transfers per sample; losses as in :mod:`.fit`.
 """
@@ -25,7 +32,13 @@ import numpy as np
 
 from trainsim.errors import ConfigError
 from trainsim.inference.assign import balanced_assignment, balanced_capacities
-from trainsim.inference.fit import LayerStats, residuals, ridge_coefficients, ridge_lambda
+from trainsim.inference.fit import (
+    LayerStats,
+    full_loss,
+    residuals,
+    ridge_coefficients,
+    ridge_lambda,
+)
 from trainsim.inference.iht import iht, project
 
 
@@ -65,17 +78,57 @@ def _available(
 
 
 def cost_matrix(
-    stats: LayerStats, owner_in: np.ndarray, groups: np.ndarray, workers: int, ridge: float
+    stats: LayerStats,
+    owner_in: np.ndarray,
+    groups: np.ndarray,
+    workers: int,
+    ridge: float,
+    share: int = 0,
+    start: np.ndarray | None = None,
 ) -> np.ndarray:
-    """``C[i, k]``: residual of neuron ``i`` fitted by ridge on what worker ``k`` sees."""
+    """``C[i, k]``: residual of neuron ``i`` fitted by ridge on what worker ``k`` sees, plus, with
+    ``share`` > 0, the ``share`` other inputs of largest ``|start[j, i]| std(x_j)`` for that
+    neuron alone (``start``: coefficients ``(n_in + 1, n_out)``, by default the dense ridge
+    solution)."""
     lam = ridge_lambda(stats, ridge)
     every = np.arange(stats.n_out)
     cost = np.empty((stats.n_out, workers))
+    if share > 0:
+        if start is None:
+            start = dense_start(stats, ridge)
+        mean = stats.gram[: stats.n_in, stats.bias_index]
+        std = np.sqrt(np.maximum(np.diag(stats.gram)[: stats.n_in] - mean**2, 0.0))
+        score = np.abs(start[: stats.n_in]) * std[:, None]  # (n_in, n_out)
     for k in range(workers):
         inputs = _available(stats, owner_in, groups, k)
-        coef = ridge_coefficients(stats, inputs, every, lam)
-        cost[:, k] = residuals(stats, inputs, every, coef)
+        others = np.setdiff1d(np.arange(stats.n_in), inputs)
+        take = min(share, others.size)
+        if take == 0:
+            coef = ridge_coefficients(stats, inputs, every, lam)
+            cost[:, k] = residuals(stats, inputs, every, coef)
+            continue
+        order = np.argsort(-score[others], axis=0, kind="stable")[:take]  # (take, n_out)
+        extra = others[order].T  # (n_out, take)
+        idx = np.hstack([np.broadcast_to(inputs, (stats.n_out, inputs.size)), extra])
+        cost[:, k] = _batched_residuals(stats, idx, lam)
     return cost
+
+
+def _batched_residuals(stats: LayerStats, idx: np.ndarray, lam: float) -> np.ndarray:
+    """Residual of each neuron ``i`` fitted by ridge on its own inputs ``idx[i]`` (``(n_out, m)``)."""
+    g = stats.gram[idx[:, :, None], idx[:, None, :]]  # (n_out, m, m)
+    penal = np.where(idx == stats.bias_index, 0.0, lam)
+    g = g + penal[:, :, None] * np.eye(idx.shape[1])[None]
+    p = stats.cross[idx, np.arange(stats.n_out)[:, None]]  # (n_out, m)
+    try:
+        coef = np.linalg.solve(g, p[:, :, None])[:, :, 0]
+    except np.linalg.LinAlgError:  # singular only when lam == 0 and inputs are collinear
+        coef = np.stack(
+            [np.linalg.lstsq(gi, pi, rcond=None)[0] for gi, pi in zip(g, p, strict=True)]
+        )
+    gc = np.einsum("nij,nj->ni", stats.gram[idx[:, :, None], idx[:, None, :]], coef)
+    res = stats.z_sq - 2.0 * np.sum(coef * p, axis=1) + np.sum(coef * gc, axis=1)
+    return np.maximum(res, 0.0)
 
 
 def refit(
@@ -125,23 +178,31 @@ def dense_start(stats: LayerStats, ridge: float) -> np.ndarray:
 def solve_repurpose(
     stats: LayerStats, owner_in: np.ndarray, workers: int, budget: int, settings: SolverSettings
 ) -> LayerSolution:
-    """RePurpose on one layer: reassign and sparsify alternately, then refit."""
+    """RePurpose on one layer: reassign and sparsify alternately, refit, keep the best round."""
     caps = balanced_capacities(stats.n_out, workers)
     groups = np.zeros((stats.n_in, workers), dtype=bool)
     start = dense_start(stats, settings.ridge) if budget > 0 else None
+    share = budget // workers
     owner_out = None
-    for _ in range(settings.rounds):
-        new_owner = balanced_assignment(
-            cost_matrix(stats, owner_in, groups, workers, settings.ridge), caps
+    best: tuple[float, LayerSolution] | None = None
+    for round_ in range(settings.rounds):
+        cost = cost_matrix(
+            stats, owner_in, groups, workers, settings.ridge, share if round_ == 0 else 0, start
         )
+        new_owner = balanced_assignment(cost, caps)
         if owner_out is not None and np.array_equal(new_owner, owner_out):
             break  # a fixed point: IHT would return the same support again
         owner_out = new_owner
+        if start is not None:
+            groups = _sparse_support(stats, owner_in, owner_out, workers, budget, settings, start)
+        sol = refit(stats, owner_in, owner_out, groups, workers, settings.ridge)
+        loss = full_loss(stats, np.vstack([sol.weights.T, sol.bias]))
+        if best is None or loss < best[0]:
+            best = (loss, sol)
         if start is None:
             break  # no budget: the cost matrix does not change between rounds
-        groups = _sparse_support(stats, owner_in, owner_out, workers, budget, settings, start)
-    assert owner_out is not None
-    return refit(stats, owner_in, owner_out, groups, workers, settings.ridge)
+    assert best is not None
+    return best[1]
 
 
 def solve_fixed(

@@ -1,7 +1,7 @@
 """Execution plans: what each worker receives and computes, stage by stage, for one sample.
 
 Place: ``trainsim.inference``; built by :mod:`.methods`, read by :mod:`.graphs` (per-worker
-Chakra-style graphs) and :mod:`.latency` (the analytical estimate).
+Chakra graphs) and, through them, :mod:`.latency` (simulated).
 
 A plan is a sequence of stages. Stage ``s`` first moves ``transfers[src, dst]`` activations
 from worker ``src`` to ``dst`` (produced by the previous stage, or the sensor data for the
@@ -10,9 +10,11 @@ one to one; the output layer's partial sums add a last ``reduce`` stage that sen
 root worker and adds them there.
 
 FLOP counting: 2 per nonzero weight (multiply and add) plus 1 per bias; ReLU is not counted.
-``mem_bytes`` is the bytes of weights, inputs and outputs a stage touches (for a roofline).
+The bytes a stage touches (for a roofline) are its weights and biases, read once per batch
+(``weight_bytes``), and its inputs and outputs, per sample (``act_bytes``): a batch of ``B``
+samples touches ``weight_bytes + B act_bytes`` (:meth:`Stage.mem_bytes`).
 Units: ``transfers`` in scalars per sample (bytes = x :data:`.comm.BYTES_PER_SCALAR`),
-``flops`` in FLOP per sample, ``mem_bytes`` in bytes.
+``flops`` in FLOP per sample, ``weight_bytes`` in bytes, ``act_bytes`` in bytes per sample.
 """
 
 from __future__ import annotations
@@ -34,7 +36,12 @@ class Stage:
     name: str
     transfers: np.ndarray  # (K, K) int64 scalars per sample, src row -> dst column
     flops: np.ndarray  # (K,) float64 FLOP per sample
-    mem_bytes: np.ndarray  # (K,) float64 bytes
+    weight_bytes: np.ndarray  # (K,) float64 bytes of weights and biases, once per batch
+    act_bytes: np.ndarray  # (K,) float64 bytes of inputs and outputs per sample
+
+    def mem_bytes(self, batch: int = 1) -> np.ndarray:
+        """``(K,)`` bytes each worker touches computing this stage for ``batch`` samples."""
+        return self.weight_bytes + batch * self.act_bytes
 
     @property
     def workers(self) -> int:
@@ -45,13 +52,18 @@ class Stage:
         return int(self.transfers.sum())
 
 
-def _layer_work(weights: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> tuple[float, float]:
-    """FLOP and bytes of computing ``weights[rows][:, cols]`` times an input, plus biases."""
+def _layer_work(
+    weights: np.ndarray, rows: np.ndarray, cols: np.ndarray
+) -> tuple[float, float, float]:
+    """FLOP per sample, weight bytes and activation bytes per sample of computing
+    ``weights[rows][:, cols]`` times an input, plus biases."""
     block = weights[np.ix_(rows, cols)]
     nnz = int(np.count_nonzero(block))
     n_in_seen = int(np.count_nonzero(np.any(block != 0, axis=0)))
-    return 2.0 * nnz + rows.size, float(
-        BYTES_PER_SCALAR * (nnz + rows.size + n_in_seen + rows.size)
+    return (
+        2.0 * nnz + rows.size,
+        float(BYTES_PER_SCALAR * (nnz + rows.size)),
+        float(BYTES_PER_SCALAR * (n_in_seen + rows.size)),
     )
 
 
@@ -69,32 +81,49 @@ def split_plan(
     for idx in range(n_layers - 1):
         w, owner_in, owner_out = weights[idx], owners[idx], owners[idx + 1]
         need = needed_inputs(w, owner_out, workers)
-        flops = np.zeros(workers)
-        mem = np.zeros(workers)
-        for k in range(workers):
-            flops[k], mem[k] = _layer_work(
-                w, np.flatnonzero(owner_out == k), np.flatnonzero(need[k] | (owner_in == k))
-            )
+        work = np.array(
+            [
+                _layer_work(
+                    w, np.flatnonzero(owner_out == k), np.flatnonzero(need[k] | (owner_in == k))
+                )
+                for k in range(workers)
+            ]
+        )
         stages.append(
-            Stage(f"fc{idx + 1}", transfer_pairs(w, owner_out, owner_in, workers), flops, mem)
+            Stage(
+                f"fc{idx + 1}",
+                transfer_pairs(w, owner_out, owner_in, workers),
+                work[:, 0].copy(),
+                work[:, 1].copy(),
+                work[:, 2].copy(),
+            )
         )
     w_out, owner_in = weights[-1], owners[-1]
     n_cls = w_out.shape[0]
-    flops = np.zeros(workers)
-    mem = np.zeros(workers)
     every = np.arange(n_cls)
-    for k in range(workers):
-        f, m = _layer_work(w_out, every, np.flatnonzero(owner_in == k))
-        flops[k], mem[k] = (f, m) if k == ROOT else (f - n_cls, m)  # the bias once, on the root
-    stages.append(Stage(f"fc{n_layers}", np.zeros((workers, workers), dtype=np.int64), flops, mem))
+    work = np.array(
+        [_layer_work(w_out, every, np.flatnonzero(owner_in == k)) for k in range(workers)]
+    )
+    not_root = np.arange(workers) != ROOT
+    work[not_root, 0] -= n_cls  # the bias is added once, on the root
+    work[not_root, 1] -= BYTES_PER_SCALAR * n_cls
+    stages.append(
+        Stage(
+            f"fc{n_layers}",
+            np.zeros((workers, workers), dtype=np.int64),
+            work[:, 0].copy(),
+            work[:, 1].copy(),
+            work[:, 2].copy(),
+        )
+    )
     reduce = np.zeros((workers, workers), dtype=np.int64)
     reduce[:, ROOT] = n_cls
     reduce[ROOT, ROOT] = 0
     red_flops = np.zeros(workers)
     red_flops[ROOT] = float(n_cls * (workers - 1))
-    red_mem = np.zeros(workers)
-    red_mem[ROOT] = float(BYTES_PER_SCALAR * n_cls * workers)
-    stages.append(Stage("reduce", reduce, red_flops, red_mem))
+    red_act = np.zeros(workers)
+    red_act[ROOT] = float(BYTES_PER_SCALAR * n_cls * (workers + 1))  # K partial sums in, one out
+    stages.append(Stage("reduce", reduce, red_flops, np.zeros(workers), red_act))
     return tuple(stages)
 
 
@@ -111,10 +140,16 @@ def replicated_plan(
     runs = np.ones(workers, dtype=bool) if not gather_to_root else (np.arange(workers) == ROOT)
     stages = []
     for idx, w in enumerate(weights):
-        f, m = _layer_work(w, np.arange(w.shape[0]), np.arange(w.shape[1]))
+        f, wb, ab = _layer_work(w, np.arange(w.shape[0]), np.arange(w.shape[1]))
         transfers = first if idx == 0 else np.zeros((workers, workers), dtype=np.int64)
         stages.append(
-            Stage(f"fc{idx + 1}", transfers, np.where(runs, f, 0.0), np.where(runs, m, 0.0))
+            Stage(
+                f"fc{idx + 1}",
+                transfers,
+                np.where(runs, f, 0.0),
+                np.where(runs, wb, 0.0),
+                np.where(runs, ab, 0.0),
+            )
         )
     return tuple(stages)
 

@@ -5,7 +5,10 @@ Place: ``trainsim.inference``, the top of the package: it trains one MLP per see
 (``trainsim repurpose``) and the docs' table call :func:`run_study`.
 
 A seed fixes the train/test split and the MLP's initialization; calibration uses the training
-split, accuracy the test split. Units: accuracy is a fraction in [0, 1]; communication is
+split, accuracy the test split. With ``holdout`` > 0 the test split is not used at all: the
+MLP is trained and calibrated on the rest of the training split and accuracy is measured on a
+held-out ``holdout`` fraction of it (:func:`.data.validation_split`), for choosing settings
+(:mod:`.validation`). Units: accuracy is a fraction in [0, 1]; communication is
 activation transfers (scalars) per sample; ``tp_fraction`` is communication over direct
 tensor-parallel communication of the same ``K`` (both including the output reduction).
 """
@@ -20,7 +23,7 @@ from threadpoolctl import threadpool_limits
 
 from trainsim.errors import ConfigError
 from trainsim.inference.comm import group_budget
-from trainsim.inference.data import load_split, patch_owners, train_mlp
+from trainsim.inference.data import load_split, patch_owners, train_mlp, validation_split
 from trainsim.inference.layer import SolverSettings
 from trainsim.inference.methods import BUDGETED_METHODS, METHODS, deploy
 from trainsim.inference.plan import Stage
@@ -38,6 +41,9 @@ class StudyConfig:
     methods: tuple[str, ...] = METHODS
     settings: SolverSettings = field(default_factory=SolverSettings)
     test_fraction: float = 0.3
+    holdout: float = (
+        0.0  # > 0: evaluate on this fraction of the training split, never the test split
+    )
 
     def __post_init__(self) -> None:
         for name in ("workers", "budgets", "seeds", "methods"):
@@ -53,6 +59,8 @@ class StudyConfig:
         for m in self.methods:
             if m not in METHODS:
                 raise ConfigError(f"{m!r}: expected one of {', '.join(METHODS)}", field="methods")
+        if not (isinstance(self.holdout, int | float) and 0.0 <= self.holdout < 1.0):
+            raise ConfigError(f"{self.holdout!r}: expected a fraction in [0, 1)", field="holdout")
 
 
 @dataclass(frozen=True)
@@ -86,7 +94,8 @@ class Record:
                     "name": s.name,
                     "transfers": s.transfers.tolist(),
                     "flops": s.flops.tolist(),
-                    "mem_bytes": s.mem_bytes.tolist(),
+                    "weight_bytes": s.weight_bytes.tolist(),
+                    "act_bytes": s.act_bytes.tolist(),
                 }
                 for s in self.stages
             ],
@@ -199,6 +208,7 @@ class StudyResult:
                 "iht_iters": cfg.settings.iht_iters,
                 "ridge": cfg.settings.ridge,
                 "test_fraction": cfg.test_fraction,
+                "holdout": cfg.holdout,
             },
             "original_accuracy": {str(s): a for s, a in self.original_accuracy.items()},
             "summary": [r.to_dict() for r in self.summary()],
@@ -223,6 +233,8 @@ def _run(config: StudyConfig, progress: Callable[[str], None] | None) -> StudyRe
     original: dict[int, float] = {}
     for seed in config.seeds:
         split = load_split(seed, config.test_fraction)
+        if config.holdout > 0:
+            split = validation_split(split, seed, config.holdout)
         mlp = train_mlp(split, seed)
         original[seed] = mlp.accuracy(split.x_test, split.y_test)
         original_pred = np.argmax(mlp.logits(split.x_test), axis=1)

@@ -28,16 +28,30 @@ class AnalyticalNetwork:
         self.topology = MultiDimTopology([d.kind for d in spec.dims], [d.size for d in spec.dims])
         self._bytes_per_ns = tuple(d.bandwidth / 1e9 for d in spec.dims)
         self._latency_ns = tuple(d.latency_ns for d in spec.dims)
+        # (src, dst) -> (dim, hops x latency ns, bytes per ns): a collective talks to the
+        # same few peers again and again, so the coordinate arithmetic is done once per pair
+        self._pairs: dict[tuple[int, int], tuple[int, float, float]] = {}
         self.bytes_sent = 0
         self.messages_sent = 0
         # (start ns, end ns, dim, bytes) of every message when not None (for utilization)
         self.transfers: list[tuple[float, float, int, int]] | None = None
 
+    def _pair(self, src: int, dst: int) -> tuple[int, float, float]:
+        key = (src, dst)
+        pair = self._pairs.get(key)
+        if pair is None:
+            dim = self.topology.first_diff_dim(src, dst)
+            if dim < 0:
+                pair = (-1, 0.0, math.inf)
+            else:
+                pair = (dim, self.topology.hops(dim, src, dst) * self._latency_ns[dim], self._bytes_per_ns[dim])
+            if len(self._pairs) < 1 << 22:
+                self._pairs[key] = pair
+        return pair
+
     def delay_ns(self, src: int, dst: int, nbytes: int) -> float:
-        dim = self.topology.first_diff_dim(src, dst)
-        if dim < 0:
-            return 0.0
-        delay = self.topology.hops(dim, src, dst) * self._latency_ns[dim] + nbytes / self._bytes_per_ns[dim]
+        _, latency, bytes_per_ns = self._pair(src, dst)
+        delay = latency + nbytes / bytes_per_ns
         return float(math.trunc(delay)) if self.compat_astra else delay
 
     def send(
@@ -48,7 +62,7 @@ class AnalyticalNetwork:
         delay = self.delay_ns(src, dst, nbytes)
         if self.transfers is not None and nbytes:
             now = self.queue.now
-            self.transfers.append((now, now + delay, self.topology.first_diff_dim(src, dst), nbytes))
+            self.transfers.append((now, now + delay, self._pair(src, dst)[0], nbytes))
         self.queue.schedule(delay, on_arrival, arg)
 
     def dim_capacity(self) -> list[float]:

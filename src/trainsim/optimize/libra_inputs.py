@@ -16,7 +16,7 @@ besides its constraints and training loop; reference copies are in
   ``InputGrad``, ``WeightGrad``) the group size of its collective on every dimension, ``-1``
   where the phase's collective does not use that dimension. One list per phase kind: every
   layer's forward collective uses the forward list, and so on.
-- **workload**: ASTRA-sim 1.0 text, read by :func:`trainsim.optimize.traffic.parse_text_workload`.
+- **workload**: ASTRA-sim 1.0 text, read by :func:`trainsim.workload.astra_text.parse_text_workload`.
 
 Every problem is a :class:`~trainsim.errors.ConfigError` naming the file, the field and the
 value; nothing is ignored silently.

@@ -25,9 +25,9 @@ overlapped. So ``T(B) = C + sum_p t_p(B)``: convex in ``B`` (each ``bytes / B_d`
 ``B_d > 0``, and a max or a sum of convex functions is convex), which the optimizer relies on.
 
 Workloads come from ASTRA-sim 1.0 text with a LIBRA communicator (:func:`traffic_from_text`;
-:func:`parse_text_workload` is a small reader of the 12/13-column format, with or without the
-two header lines, until the shared ``trainsim.workload.astra_text`` parser lands) or from one
-rank's Chakra graph (:func:`traffic_from_graph`).
+the file is read by the shared :func:`trainsim.workload.astra_text.parse_text_workload`, which
+takes LIBRA's header-less layer files as ``mode=None``) or from one rank's Chakra graph
+(:func:`traffic_from_graph`).
 """
 
 from __future__ import annotations
@@ -42,82 +42,40 @@ import numpy as np
 from trainsim.enums import CommType, NodeType
 from trainsim.errors import ConfigError, TraceError
 from trainsim.optimize.libra_inputs import Communicator, LibraNetwork
+from trainsim.workload.astra_text import (
+    COMM_TYPES,
+    PHASES,
+    TextLayer,
+    TextWorkload,
+    parse_text_workload,
+)
 from trainsim.workload.graph import WorkloadGraph
 
 GBPS = 1e9  # B/s in one GB/s
 PHASE_NAMES = ("forward", "input_grad", "weight_grad")
-TEXT_COMM_TYPES: dict[str, CommType | None] = {
-    "NONE": None,
-    "ALLREDUCE": CommType.ALL_REDUCE,
-    "ALLGATHER": CommType.ALL_GATHER,
-    "REDUCESCATTER": CommType.REDUCE_SCATTER,
-    "ALLTOALL": CommType.ALL_TO_ALL,
-}
 
 
-@dataclass(frozen=True)
-class TextPhase:
-    """One phase of a text-workload layer: compute time (ns, as in the file), collective, bytes."""
-
-    compute_ns: float
-    comm: CommType | None
-    comm_bytes: float
-
-
-@dataclass(frozen=True)
-class TextLayer:
-    name: str
-    phases: tuple[TextPhase, TextPhase, TextPhase]  # forward, input gradient, weight gradient
-    update_ns: float
+def _layers(workload: str | Path | TextWorkload | Sequence[TextLayer]) -> tuple[TextLayer, ...]:
+    if isinstance(workload, str | Path):
+        return parse_text_workload(workload).layers
+    if isinstance(workload, TextWorkload):
+        return workload.layers
+    return tuple(workload)
 
 
-def parse_text_workload(path: str | Path) -> list[TextLayer]:
-    """Layers of an ASTRA-sim 1.0 text workload (LIBRA's files omit the two header lines).
-
-    A layer line is ``name reserved fwd_ns fwd_type fwd_bytes ig_ns ig_type ig_bytes wg_ns
-    wg_type wg_bytes update_ns [per-layer parallelism]``.
-    """
-    file = str(path)
+def phase_comm(layer: TextLayer, index: int) -> CommType | None:
+    """The Chakra collective type of phase ``index`` (0 forward, 1 input gradient, 2 weight
+    gradient) of a text layer; ``None`` for ``NONE`` or an empty collective."""
+    phase = layer.phase(PHASES[index])
+    if phase.comm == "NONE" or phase.nbytes == 0:
+        return None
     try:
-        lines = Path(path).read_text().splitlines()
-    except OSError as exc:
-        raise ConfigError(f"cannot read the workload: {exc.strerror or exc}", file=file) from None
-    rows = [(i + 1, line.split()) for i, line in enumerate(lines) if line.strip()]
-    declared = None
-    if rows and len(rows[0][1]) < 12:  # header: parallelism policy, then the layer count
-        if len(rows) < 2 or len(rows[1][1]) != 1 or not rows[1][1][0].isdigit():
-            raise ConfigError("a header line must be followed by the number of layers", file=file, field="line 2")
-        declared = int(rows[1][1][0])
-        rows = rows[2:]
-    layers = []
-    for lineno, tok in rows:
-        if len(tok) not in (12, 13):
-            raise ConfigError(f"expected 12 columns (13 with a per-layer parallelism), got {len(tok)}", file=file, field=f"line {lineno}")
-        phases = []
-        for k in range(3):
-            ns, kind, size = tok[2 + 3 * k : 5 + 3 * k]
-            if kind.upper() not in TEXT_COMM_TYPES:
-                raise ConfigError(
-                    f"unknown collective {kind!r}; expected one of {', '.join(TEXT_COMM_TYPES)}",
-                    file=file, field=f"line {lineno}",
-                )
-            try:
-                phase = TextPhase(float(ns), TEXT_COMM_TYPES[kind.upper()], float(size))
-            except ValueError:
-                raise ConfigError(f"bad number in {tok[2 + 3 * k : 5 + 3 * k]}", file=file, field=f"line {lineno}") from None
-            if phase.compute_ns < 0 or phase.comm_bytes < 0:
-                raise ConfigError("times and sizes must be non-negative", file=file, field=f"line {lineno}")
-            phases.append(phase)
-        try:
-            update = float(tok[11])
-        except ValueError:
-            raise ConfigError(f"bad update time {tok[11]!r}", file=file, field=f"line {lineno}") from None
-        layers.append(TextLayer(tok[0], (phases[0], phases[1], phases[2]), update))
-    if declared is not None and declared != len(layers):
-        raise ConfigError(f"the header declares {declared} layers but {len(layers)} follow", file=file, field="line 2")
-    if not layers:
-        raise ConfigError("no layers", file=file)
-    return layers
+        return COMM_TYPES[phase.comm]
+    except KeyError:
+        raise ConfigError(
+            f"layer {layer.name!r} (line {layer.line}): {phase.comm} has no per-dimension traffic model",
+            field=f"{PHASE_NAMES[index]} collective",
+        ) from None
 
 
 def dim_bytes(comm: CommType, size: float, groups: Sequence[int | None]) -> np.ndarray:
@@ -199,15 +157,17 @@ class WorkloadTraffic:
 
 
 def traffic_from_text(
-    workload: str | Path | Sequence[TextLayer],
+    workload: str | Path | TextWorkload | Sequence[TextLayer],
     communicator: Communicator,
     network: LibraNetwork,
     *,
     pipelined: bool = True,
     name: str | None = None,
 ) -> WorkloadTraffic:
-    """A LIBRA workload: text layers and the communicator of each phase kind."""
-    layers = parse_text_workload(workload) if isinstance(workload, str | Path) else list(workload)
+    """A LIBRA workload: text layers (a path, read by the shared
+    :func:`trainsim.workload.astra_text.parse_text_workload`, or its parsed layers) and the
+    communicator of each phase kind."""
+    layers = _layers(workload)
     for index in range(3):
         if len(communicator.phase(index)) != network.ndims:
             raise ConfigError(
@@ -217,13 +177,15 @@ def traffic_from_text(
     compute_ns = 0.0
     rows, labels = [], []
     for layer in layers:
-        for k, phase in enumerate(layer.phases):
-            compute_ns += phase.compute_ns
-            if phase.comm is None or phase.comm_bytes == 0:
+        for k, which in enumerate(PHASES):
+            phase = layer.phase(which)
+            compute_ns += phase.cycles  # ASTRA-sim 1.0 cycles are ns
+            comm = phase_comm(layer, k)
+            if comm is None:
                 continue
             groups = communicator.phase(k)
-            rows.append(dim_bytes(phase.comm, phase.comm_bytes, groups))
-            labels.append(f"{layer.name}.{PHASE_NAMES[k]} {phase.comm.name} {phase.comm_bytes:.0f} B")
+            rows.append(dim_bytes(comm, phase.nbytes, groups))
+            labels.append(f"{layer.name}.{PHASE_NAMES[k]} {comm.name} {phase.nbytes} B")
     label = name or (Path(workload).stem if isinstance(workload, str | Path) else "workload")
     matrix = np.array(rows, dtype=float).reshape(len(rows), network.ndims)
     return WorkloadTraffic(label, compute_ns * 1e-9, matrix, labels, pipelined)

@@ -49,8 +49,9 @@ from trainsim.config.types import CollectiveImpl, DimSpec, NetworkSpec, Platform
 from trainsim.enums import NodeType
 from trainsim.errors import ConfigError, TrainsimError
 from trainsim.optimize.libra_inputs import Communicator, LibraNetwork
-from trainsim.optimize.traffic import GBPS, TextLayer
+from trainsim.optimize.traffic import GBPS, phase_comm
 from trainsim.units import ASTRA_GBPS
+from trainsim.workload.astra_text import PHASES, TextLayer
 from trainsim.workload.graph import GraphBuilder, WorkloadGraph
 
 RUNTIME_MODULE = "trainsim.system.collective_runtime"
@@ -125,13 +126,14 @@ def libra_graphs(layers: Sequence[TextLayer], communicator: Communicator, networ
     prev: list[int] = []
     nid = 0
     for layer, k in order:
-        phase = layer.phases[k]
-        if phase.compute_ns > 0:
-            builder.add(nid, NodeType.COMP_NODE, f"{layer.name}.{k}.compute", duration_s=phase.compute_ns * 1e-9, data_deps=prev)
+        phase = layer.phase(PHASES[k])
+        if phase.cycles > 0:  # ASTRA-sim 1.0 cycles are ns
+            builder.add(nid, NodeType.COMP_NODE, f"{layer.name}.{k}.compute", duration_s=phase.cycles * 1e-9, data_deps=prev)
             prev, nid = [nid], nid + 1
-        if phase.comm is not None and phase.comm_bytes > 0 and any(involved[k]):
-            builder.add(nid, NodeType.COMM_COLL_NODE, f"{layer.name}.{k}.{phase.comm.name}", comm_type=int(phase.comm),
-                        comm_size=int(round(phase.comm_bytes)), involved_dim=involved[k], data_deps=prev)
+        comm = phase_comm(layer, k)
+        if comm is not None and any(involved[k]):
+            builder.add(nid, NodeType.COMM_COLL_NODE, f"{layer.name}.{k}.{comm.name}", comm_type=int(comm),
+                        comm_size=phase.nbytes, involved_dim=involved[k], data_deps=prev)
             prev, nid = [nid], nid + 1
     graph = builder.build()
     return [dataclasses.replace(graph, rank=r) for r in range(network.npus)]

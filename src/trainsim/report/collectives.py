@@ -9,10 +9,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from trainsim.config.types import NetworkSpec
 from trainsim.enums import CommType
+from trainsim.errors import TrainsimError
+from trainsim.system.collective_report import record_bandwidth
 
 
-def collective_rows(result: Any, *, limit: int = 10_000) -> list[dict[str, Any]]:
+def collective_rows(result: Any, network: NetworkSpec | None = None, *, limit: int = 10_000) -> list[dict[str, Any]]:
+    """Rows for the report; with ``network``, nccl-tests' algorithm and bus bandwidth (GB/s,
+    1e9 B/s) and the ratio of bus bandwidth to the rank's injection bound."""
     rows: dict[tuple[Any, ...], dict[str, Any]] = {}
     for rec in result.collectives:
         key = (rec.node_id, rec.comm_type, rec.size, rec.group, rec.start_ns, rec.end_ns, tuple(rec.dim_bytes))
@@ -33,5 +38,19 @@ def collective_rows(result: Any, *, limit: int = 10_000) -> list[dict[str, Any]]
             "start_s": rec.start_ns * 1e-9,
             "end_s": rec.end_ns * 1e-9,
             "dim_bytes": list(rec.dim_bytes),
+            "algorithms": list(getattr(rec, "algorithms", []) or []),
+            "group_size": getattr(rec, "group_size", None),
+            **_bandwidth(rec, network),
         }
     return sorted(rows.values(), key=lambda r: (r["start_s"], r["rank"]))
+
+
+def _bandwidth(record: Any, network: NetworkSpec | None) -> dict[str, float | None]:
+    none: dict[str, float | None] = {"algbw_gbps": None, "busbw_gbps": None, "bound_ratio": None}
+    if network is None or record.end_ns <= record.start_ns:
+        return none
+    try:
+        fig = record_bandwidth(record, network)
+    except TrainsimError:
+        return none
+    return {"algbw_gbps": fig.algbw / 1e9, "busbw_gbps": fig.busbw / 1e9, "bound_ratio": fig.ratio}

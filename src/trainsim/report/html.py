@@ -74,11 +74,13 @@ def _breakdown_table(rows: list[dict[str, Any]]) -> str:
 
 
 def _collectives_table(colls: list[dict[str, Any]], limit: int = 200) -> str:
-    headers = ["ranks", "node", "type", "size (B)", "start", "end", "bus bw (GB/s)"]
+    headers = ["ranks", "node", "type", "size (B)", "algorithms", "start", "end", "bus bw (GB/s)", "of bound"]
     body = [
         [str(c.get("rank")) if c.get("ranks", 1) == 1 else f"{c.get('rank')}.. ({c['ranks']} ranks)", str(c.get("node_id")), str(c.get("type")), f"{c.get('size_bytes', 0):,}",
+         ", ".join(c.get("algorithms") or []) or "-",
          human_time(c.get("start_s", 0.0)), human_time(c.get("end_s", 0.0)),
-         f"{c['busbw_gbps']:.2f}" if c.get("busbw_gbps") is not None else "-"]
+         f"{c['busbw_gbps']:.2f}" if c.get("busbw_gbps") is not None else "-",
+         f"{c['bound_ratio']:.0%}" if c.get("bound_ratio") is not None else "-"]
         for c in colls[:limit]
     ]
     return _table(headers, body)

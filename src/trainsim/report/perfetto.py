@@ -53,6 +53,7 @@ def trace_events(
 ) -> list[dict[str, Any]]:
     """The ``traceEvents`` list. ``counters`` maps a series name to (time_s, value) points."""
     events: list[dict[str, Any]] = []
+    chunks = {(rec.rank, rec.node_id): rec.chunk_spans for rec in result.collectives if getattr(rec, "chunk_spans", None)}
     for pid, (ranks, timeline) in enumerate(_rank_classes(result, expand)):
         events.append({"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": _label(ranks)}})
         events.append({"ph": "M", "name": "process_sort_index", "pid": pid, "tid": 0, "args": {"sort_index": pid}})
@@ -68,6 +69,10 @@ def trace_events(
             args: dict[str, Any] = {"node_id": int(g.ids[pos]), "type": node_type.name if node_type else types[pos]}
             if node_type in (NodeType.COMM_COLL_NODE, NodeType.COMM_SEND_NODE, NodeType.COMM_RECV_NODE):
                 args["bytes"] = int(g.comm_size[pos])
+            if node_type == NodeType.COMM_COLL_NODE:
+                # the collective's chunks, nested inside its slice on the same lane
+                for c, (c_start, c_end) in enumerate(chunks.get((ranks[0], int(g.ids[pos])), [])):
+                    events.append({"ph": "X", "name": f"chunk {c}", "cat": "chunk", "pid": pid, "tid": LANES[lane], "ts": c_start / 1e3, "dur": max(0.0, c_end - c_start) / 1e3, "args": {"chunk": c}})
             events.append(
                 {
                     "ph": "X",

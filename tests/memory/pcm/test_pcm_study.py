@@ -117,3 +117,22 @@ def test_mix_sweep_content_decides():
     assert pts["small_int"].tri_line_fraction["tri"] == 1.0
     assert pts["text"].tri_line_fraction["tri+fpc"] == 0.0
     assert np.isclose(pts["text"].comparison.reduction("tri", "write"), 0.0)
+
+
+def test_diagnosis_splits_the_reductions_and_reads_the_papers_figures():
+    comp = study.compare(SMALL, POOL)
+    d = study.diagnose(SMALL, POOL, comp)
+    assert d.sensing_reduction == pytest.approx(1 - 250 / 450)
+    assert 0.55 < d.qualified_write_reduction < 0.7  # 1,450 ns -> 550 ns for most lines
+    assert d.enumerative_tri_lines <= d.intermediate_lines
+    for s in ("tri", "tri+fpc"):
+        g = d.schemes[s]
+        assert g.read_from_sensing + g.read_from_waiting == pytest.approx(comp.reduction(s, "read"))
+        assert g.write_from_service + g.write_from_waiting == pytest.approx(
+            comp.reduction(s, "write")
+        )
+        assert g.tri_lines == pytest.approx(study.profile_lines(POOL.lines, s, SMALL).tri.mean())
+    # the paper's read and IPC figures imply the same memory-stall share for both variants
+    assert d.schemes["tri"].paper_stall_share == pytest.approx(0.371, abs=1e-3)
+    assert d.schemes["tri+fpc"].paper_stall_share == pytest.approx(0.362, abs=1e-3)
+    assert d.model_stall_share > 0.9  # our cores are memory-bound

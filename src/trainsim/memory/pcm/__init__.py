@@ -12,7 +12,7 @@ guide (calibration, results, caveats). Modules, bottom up:
 - ``content``: line contents (a documented mix, real bytes of package files);
 - ``timing``: channels x banks, queues, write drain, on the event kernel;
 - ``trace`` and ``core``: open-loop traces (with a text format) and closed-loop ROB cores;
-- ``study``: comparisons, sweeps, the IPC band, calibration;
+- ``study``: comparisons, sweeps, the IPC band, calibration, the gap diagnosis;
 - ``tier``: :class:`MemoryTierEstimate` for the rest of the simulator.
 """
 
@@ -30,11 +30,13 @@ from trainsim.memory.pcm.config import (
 )
 from trainsim.memory.pcm.study import (
     Comparison,
+    Diagnosis,
     Pool,
     RunResult,
     aging_sweep,
     calibrate,
     compare,
+    diagnose,
     ipc_band,
     load_sweep,
     mix_sweep,
@@ -46,6 +48,7 @@ __all__ = [
     "CellConfig",
     "Comparison",
     "CoreConfig",
+    "Diagnosis",
     "MemoryConfig",
     "MemoryTierEstimate",
     "PcmConfig",
@@ -58,6 +61,7 @@ __all__ = [
     "aging_sweep",
     "calibrate",
     "compare",
+    "diagnose",
     "estimate_tier",
     "ipc_band",
     "load_sweep",

@@ -11,6 +11,10 @@ scheme under which no line qualifies reproduces the base run exactly.
 Reductions are ``1 - scheme / base`` of the mean latency; IPC gains ``scheme / base - 1`` of
 the mean per-core IPC.
 
+``diagnose`` splits each reduction into a device part (faster sensing, shorter write service)
+and a queueing part (less waiting), bounds the metadata encoding and reads what the paper's own
+figures imply about its cores (docs/pcm.md, "Why the targets are not reached").
+
 Open-loop load is a fraction of the *base* scheme's capacity, ``channels * banks / E[s]`` with
 ``E[s]`` the mean bank time of a request (read fraction ``r``: ``r (E[read] + burst) +
 (1 - r)(E[write] + burst)``), so every scheme sees the same trace.
@@ -26,12 +30,18 @@ from numpy.typing import NDArray
 
 from trainsim.engine.kernel import EventQueue
 from trainsim.errors import ConfigError
+from trainsim.memory.pcm.cell import cell_levels, level_counts
 from trainsim.memory.pcm.config import PcmConfig, Scheme
 from trainsim.memory.pcm.content import content_lines
 from trainsim.memory.pcm.core import Core
 from trainsim.memory.pcm.timing import Controller, LineStore, Request
 from trainsim.memory.pcm.trace import Trace, open_loop_trace
-from trainsim.memory.pcm.trilevel import LineProfiles, profile_lines
+from trainsim.memory.pcm.trilevel import (
+    LineProfiles,
+    enumerative_bits,
+    header_bits,
+    profile_lines,
+)
 
 SCHEMES = (Scheme.BASE, Scheme.TRI, Scheme.TRI_FPC)
 PAPER_REDUCTIONS = {  # Rashidi, Jalili and Sarbazi-Azad: (read, write, IPC gain) over MLC
@@ -401,3 +411,109 @@ def calibrate(
         red[r] = compare(c, pool, (Scheme.TRI,)).reduction(Scheme.TRI, "write")
     chosen = min(red, key=lambda r: (abs(red[r] - target), r))
     return Calibration(target, chosen, red)
+
+
+@dataclass(frozen=True)
+class SchemeGap:
+    """Where one scheme's latency reductions over base come from (fractions of base latency).
+
+    ``read_from_sensing``: the drop in mean read service (3-level sensing of tri-level lines,
+    less FPC decoding); ``read_from_waiting``: the drop in mean time a read waits before its
+    service (queueing behind writes and other reads). They add up to the read reduction; the
+    write reduction splits likewise into ``write_from_service`` and ``write_from_waiting``.
+    """
+
+    tri_lines: float
+    tri_reads: float
+    relaxed_writes: float
+    pool_write_reduction: float
+    read_from_sensing: float
+    read_from_waiting: float
+    write_from_service: float
+    write_from_waiting: float
+    paper_stall_share: float
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """How far the model is from the paper's figures, and why (docs/pcm.md, "Why").
+
+    Pool level: ``intermediate_lines``, lines with an 01 or 10 cell; ``enumerative_tri_lines``,
+    lines that would qualify for ``tri`` were the payload the enumerative code
+    (``trilevel.enumerative_bits``), the bound on re-encoding; ``qualified_write_reduction``,
+    ``1 - E[tri-level write] / E[MLC write]`` over the lines ``tri`` stores tri-level, the most a
+    write can gain; ``sensing_reduction``, ``1 - t(3-level) / t(4-level)``, the most a read's
+    sensing can gain. ``model_stall_share``: fraction of the base cores' time not retiring at
+    full width (``1 - IPC / width``). ``SchemeGap.paper_stall_share``: the share of time stalled
+    on memory that the paper's own read and IPC figures imply, if the IPC gain came from the
+    read latency alone: ``(1 - 1 / (1 + ipc_gain)) / read_reduction``.
+    """
+
+    comparison: Comparison
+    intermediate_lines: float
+    enumerative_tri_lines: float
+    qualified_write_reduction: float
+    sensing_reduction: float
+    model_stall_share: float
+    schemes: dict[str, SchemeGap]
+
+
+def diagnose(
+    cfg: PcmConfig | None = None, pool: Pool | None = None, comparison: Comparison | None = None
+) -> Diagnosis:
+    """Split each scheme's reductions into device and queueing parts; bound the encoding."""
+    cfg = cfg or PcmConfig()
+    pool = pool or Pool.of(seed=cfg.seed)
+    comp = comparison or compare(cfg, pool)
+    profiles = {s: profile_lines(pool.lines, s, cfg) for s in SCHEMES}
+    base = profiles[Scheme.BASE]
+    counts = level_counts(cell_levels(pool.lines))
+    m = counts[:, 1] + counts[:, 2]
+    room = cfg.spare.available_bits
+    enum_fit = (m > 0) & (
+        header_bits(Scheme.TRI) + enumerative_bits(counts[:, 1], counts[:, 2]) <= room
+    )
+    tri = profiles[Scheme.TRI].tri
+    qualified = (
+        1.0
+        - float(profiles[Scheme.TRI].expected_write_ns[tri].mean())
+        / float(base.expected_write_ns[tri].mean())
+        if tri.any()
+        else 0.0
+    )
+    b = comp.results[Scheme.BASE.value]
+    gaps: dict[str, SchemeGap] = {}
+    for s in SCHEMES[1:]:
+        if s.value not in comp.results:
+            continue
+        r = comp.results[s.value]
+        read_wait_b, read_wait = (
+            b.read_latency_ns - b.read_service_ns,
+            r.read_latency_ns - r.read_service_ns,
+        )
+        write_wait_b, write_wait = (
+            b.write_latency_ns - b.write_service_ns,
+            r.write_latency_ns - r.write_service_ns,
+        )
+        paper_read, _, paper_ipc = PAPER_REDUCTIONS[s]
+        gaps[s.value] = SchemeGap(
+            tri_lines=float(profiles[s].tri.mean()),
+            tri_reads=r.tri_read_fraction,
+            relaxed_writes=r.relaxed_write_fraction,
+            pool_write_reduction=1.0
+            - float(profiles[s].expected_write_ns.mean()) / float(base.expected_write_ns.mean()),
+            read_from_sensing=(b.read_service_ns - r.read_service_ns) / b.read_latency_ns,
+            read_from_waiting=(read_wait_b - read_wait) / b.read_latency_ns,
+            write_from_service=(b.write_service_ns - r.write_service_ns) / b.write_latency_ns,
+            write_from_waiting=(write_wait_b - write_wait) / b.write_latency_ns,
+            paper_stall_share=(1.0 - 1.0 / (1.0 + paper_ipc)) / paper_read,
+        )
+    return Diagnosis(
+        comparison=comp,
+        intermediate_lines=float((m > 0).mean()),
+        enumerative_tri_lines=float(enum_fit.mean()),
+        qualified_write_reduction=qualified,
+        sensing_reduction=1.0 - cfg.read.sense_ns(3) / cfg.read.sense_ns(4),
+        model_stall_share=1.0 - b.ipc / cfg.core.width if b.ipc == b.ipc else float("nan"),
+        schemes=gaps,
+    )

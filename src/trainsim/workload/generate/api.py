@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from trainsim.config.types import Platform
 from trainsim.errors import ConfigError, InfeasibleError
 from trainsim.units import GB
+from trainsim.workload.generate.emitter import ROLE_CODES
 from trainsim.workload.generate.groups import RankLayout
 from trainsim.workload.generate.layered_gen import LayeredGenerator
 from trainsim.workload.generate.memory import (
@@ -38,7 +42,12 @@ from trainsim.workload.models.transformer import TransformerSpec
 class GeneratedWorkload:
     """The result of :func:`generate`: one graph per rank (ranks of a stage share arrays),
     the communicator groups (``{"<id>": [ranks]}``, ASTRA-sim's JSON), their human names,
-    per-stage memory (bytes) and a summary."""
+    per-stage memory (bytes) and a summary.
+
+    ``replica_of_rank`` is each rank's data-parallel index and ``node_roles`` the group role
+    of every node of each stage's graph (codes of ``emitter.ROLE_CODES``; 0 for non-collectives
+    and all-rank groups), which :func:`trainsim.system.replica.simulate_replica` uses to
+    simulate one data-parallel replica."""
 
     graphs: list[WorkloadGraph]
     comm_groups: dict[str, list[int]]
@@ -46,6 +55,23 @@ class GeneratedWorkload:
     memory: list[MemoryBreakdown]
     info: dict[str, Any] = field(default_factory=dict)
     stage_of_rank: list[int] = field(default_factory=list)
+    replica_of_rank: list[int] = field(default_factory=list)
+    node_roles: list[np.ndarray] = field(default_factory=list)
+    parallelism: Parallelism | None = None
+
+    def platform(self, platform: Platform) -> Platform:
+        """``platform`` with this workload's communicator groups added (ids as decimal strings,
+        members as tuples of ints: the form ``Platform.comm_groups`` holds)."""
+        groups = {str(int(gid)): tuple(int(r) for r in members) for gid, members in self.comm_groups.items()}
+        return replace(platform, comm_groups={**platform.comm_groups, **groups})
+
+    def role_positions(self, stage: int, *roles: str) -> np.ndarray:
+        """Positions (ascending) of the collectives of ``stage``'s graph on groups of ``roles``
+        (``tp``, ``dp``, ``ep``, ``edp``, ``emb``)."""
+        if not self.node_roles:
+            raise ConfigError("this workload records no group roles (a layered model: every collective spans all ranks)")
+        codes = [ROLE_CODES[r] for r in roles]
+        return np.flatnonzero(np.isin(self.node_roles[stage], codes))
 
     def write_comm_groups(self, path: str | Path) -> None:
         """Write the communicator-group JSON ASTRA-sim reads (``--comm-group-configuration``)."""
@@ -109,7 +135,17 @@ def generate(
         "compute_s_per_stage": [t.compute_s for t in templates],
         "device": getattr(timer, "name", None),
     }
-    return GeneratedWorkload(graphs, layout.comm_groups(), layout.group_roles(), memory, info, [layout.stage_of(r) for r in range(par.world)])
+    return GeneratedWorkload(
+        graphs,
+        layout.comm_groups(),
+        layout.group_roles(),
+        memory,
+        info,
+        [layout.stage_of(r) for r in range(par.world)],
+        [int(x) for x in layout.dp_index.tolist()],
+        [t.roles for t in templates],
+        par,
+    )
 
 
 def transformer_memory(gen: TransformerGenerator, stage: int, timer: OpTimer | None = None) -> MemoryBreakdown:

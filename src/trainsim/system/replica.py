@@ -1,0 +1,212 @@
+"""Simulate one data-parallel replica of a generated workload instead of every rank
+(DESIGN.md, system layer; "Speed: symmetry first").
+
+Under the congestion-unaware backend the data-parallel replicas of a generated workload
+(:func:`trainsim.workload.generate.generate`) never share a link, and they run identical graphs
+(only group ids and peers differ), so every replica follows the same timeline. They interact
+only through the *cross-replica* collectives: the data-parallel gradient reduction (and, under
+ZeRO-1/2, the parameter all-gather) and the expert-gradient reduction. Those are issued at the
+end of the step, by all members of a group at the same instant (the members are the same rank
+of identical replicas), and each runs alone on its ranks.
+
+:func:`simulate_replica` therefore runs two small simulations on the *full* platform:
+
+1. the cross-replica collectives alone: every rank issues its ``k``-th cross-replica
+   collective at time 0 (one simulation per ``k``); rank ``r`` finishes it after ``T[r][k]``
+   seconds, which is the time it takes in the full run, since there too it starts on every
+   member at once and nothing else of those ranks runs on the network meanwhile;
+2. replica 0 only (the ranks with data-parallel index 0; the other ranks get empty graphs),
+   with each cross-replica collective replaced by a compute node of duration ``T[r][k]`` that
+   also waits for the rank's earlier sends and collectives (in the full run the collective
+   waits for them: a rank has one GPU communication slot, ``system/rank.py``).
+
+Rank numbering and the platform are the full run's, so tensor-parallel collectives and
+pipeline sends price exactly as there. The makespan equals the full simulation's
+(``tests/system/test_replica.py`` checks it on small cases).
+
+Preconditions (checked): the ``congestion_unaware`` backend; no expert parallelism (its
+all-to-alls cross replicas during the step); ZeRO stage below 3 and no
+``overlap_grad_reduce`` (their reductions overlap compute and each other); in every graph
+only compute and cross-replica collectives follow the first cross-replica collective.
+
+Reported per rank: the slice run's compute/communication times include the stand-in nodes as
+compute. Times in seconds.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from trainsim.config.types import Platform
+from trainsim.enums import NodeType
+from trainsim.errors import ConfigError
+from trainsim.system.api import simulate
+from trainsim.system.result import RunResult
+from trainsim.workload.generate import GeneratedWorkload
+from trainsim.workload.graph import GraphBuilder, WorkloadGraph
+
+CROSS_REPLICA_ROLES = ("dp", "edp")
+_COMM_SLOT = (int(NodeType.COMM_COLL_NODE), int(NodeType.COMM_SEND_NODE))
+
+
+@dataclass
+class ReplicaResult:
+    """``makespan_s`` of the whole step; ``run`` the replica-0 simulation (stand-ins included);
+    ``sync_s[rank]`` the isolated time of each cross-replica collective of a replica-0 rank;
+    wall-clock seconds of both phases in ``wall_s``."""
+
+    makespan_s: float
+    run: RunResult
+    sync_s: dict[int, list[float]]
+    ranks_simulated: int
+    wall_s: dict[str, float] = field(default_factory=dict)
+    events: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "makespan_s": self.makespan_s,
+            "ranks_simulated": self.ranks_simulated,
+            "events": self.events,
+            "wall_s": dict(self.wall_s),
+        }
+
+
+def _check(workload: GeneratedWorkload, backend: str) -> None:
+    if backend != "congestion_unaware":
+        raise ConfigError(
+            f"a replica slice equals the full run only under the congestion_unaware backend, not {backend!r}",
+            field="backend",
+            hint="simulate every rank with trainsim.system.api.simulate",
+        )
+    par = workload.parallelism
+    if par is None or not workload.node_roles or not workload.replica_of_rank:
+        raise ConfigError("the workload records no parallelism or group roles; generate it with trainsim.workload.generate.generate")
+    if par.ep > 1:
+        raise ConfigError("expert parallelism exchanges tokens across replicas during the step; simulate every rank", field="ep")
+    if par.zero >= 3:
+        raise ConfigError("ZeRO-3/FSDP gathers weights across replicas during the step; simulate every rank", field="zero")
+    if par.overlap_grad_reduce:
+        raise ConfigError("overlapped gradient reductions run concurrently with compute; simulate every rank", field="overlap_grad_reduce")
+
+
+def _cross_positions(workload: GeneratedWorkload, stage: int) -> np.ndarray:
+    """Positions of the cross-replica collectives of ``stage``, checked to be the tail."""
+    pos = workload.role_positions(stage, *CROSS_REPLICA_ROLES)
+    if pos.size:
+        graph = workload.graphs[workload.stage_of_rank.index(stage)]
+        after = np.arange(int(pos[0]), len(graph))
+        other = np.setdiff1d(after, pos, assume_unique=True)
+        bad = other[graph.types[other] != NodeType.COMP_NODE]
+        if bad.size:
+            raise ConfigError(
+                f"stage {stage}: {graph.node_summary(int(bad[0]))} follows the data-parallel reduction; "
+                "a replica slice needs only compute and cross-replica collectives after it",
+                hint="simulate every rank with trainsim.system.api.simulate",
+            )
+    return pos
+
+
+def _sync_times(platform: Platform, workload: GeneratedWorkload, positions: list[np.ndarray], backend: str) -> list[list[float]]:
+    """``T[rank][k]``: seconds of rank's ``k``-th cross-replica collective, run alone."""
+    world = len(workload.graphs)
+    times: list[list[float]] = [[] for _ in range(world)]
+    rounds = max((p.size for p in positions), default=0)
+    empty = GraphBuilder(source="replica-slice: idle").build()
+    for k in range(rounds):
+        graphs: list[WorkloadGraph] = []
+        for rank, g in enumerate(workload.graphs):
+            pos = positions[workload.stage_of_rank[rank]]
+            if k >= pos.size:
+                graphs.append(empty)
+                continue
+            p = int(pos[k])
+            b = GraphBuilder(source=f"replica-slice: {g.names[p]}", rank=rank)
+            b.add(
+                0,
+                NodeType.COMM_COLL_NODE,
+                g.names[p],
+                comm_type=int(g.comm_type[p]),
+                comm_size=int(g.comm_size[p]),
+                pg_name=g.pg_name[p],
+                involved_dim=g.involved_dim.get(p),
+            )
+            graphs.append(b.build())
+        result = simulate(platform, graphs, backend=backend)
+        for rank in range(world):
+            if k < positions[workload.stage_of_rank[rank]].size:
+                times[rank].append(result.ranks[rank].finish_s)
+    return times
+
+
+def _stand_in_template(graph: WorkloadGraph, pos: np.ndarray) -> WorkloadGraph:
+    """``graph`` with the collectives at ``pos`` turned into compute nodes (durations set per
+    rank later); the first also gets control dependencies on every earlier send or collective
+    that nothing depends on, so it starts when the rank's communication slot would be free."""
+    types = graph.types.copy()
+    types[pos] = NodeType.COMP_NODE
+    first = int(pos[0])
+    ptr, dep_pos = graph.dep_indices(ctrl=True)
+    has_child = np.zeros(len(graph), dtype=bool)
+    has_child[dep_pos[dep_pos >= 0]] = True
+    earlier = np.arange(first)
+    comm = np.isin(graph.types[:first], _COMM_SLOT)
+    wait_ids = graph.ids[earlier[comm & ~has_child[:first]]]
+    counts = np.diff(graph.ctrl_dep_ptr)
+    counts[first] += wait_ids.size
+    ctrl_ptr = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+    hi = int(graph.ctrl_dep_ptr[first + 1])
+    ctrl_ids = np.concatenate((graph.ctrl_dep_ids[:hi], wait_ids, graph.ctrl_dep_ids[hi:])).astype(np.int64)
+    return replace(graph, types=types, ctrl_dep_ptr=ctrl_ptr, ctrl_dep_ids=ctrl_ids, use_ctrl_deps=True)
+
+
+def simulate_replica(
+    platform: Platform,
+    workload: GeneratedWorkload,
+    *,
+    backend: str = "congestion_unaware",
+) -> ReplicaResult:
+    """One training step of ``workload`` on ``platform`` (the full platform, with the workload's
+    communicator groups: :meth:`GeneratedWorkload.platform`), simulating data-parallel
+    replica 0 and the cross-replica collectives separately. Equal to
+    ``simulate(platform, workload.graphs).makespan_s`` under the preconditions of this module."""
+    _check(workload, backend)
+    stages = max(workload.stage_of_rank) + 1
+    positions = [_cross_positions(workload, s) for s in range(stages)]
+    t0 = time.perf_counter()
+    sync = _sync_times(platform, workload, positions, backend)
+    t1 = time.perf_counter()
+    empty = GraphBuilder(source="replica-slice: other replica").build()
+    templates: dict[int, WorkloadGraph] = {}  # id(ids array) -> stand-in template
+    graphs: list[WorkloadGraph] = []
+    replica0: list[int] = []
+    for rank, g in enumerate(workload.graphs):
+        if workload.replica_of_rank[rank] != 0:
+            graphs.append(empty)
+            continue
+        replica0.append(rank)
+        pos = positions[workload.stage_of_rank[rank]]
+        if pos.size == 0:
+            graphs.append(g)
+            continue
+        key = id(g.ids)
+        base = templates.get(key)
+        if base is None:
+            base = templates[key] = _stand_in_template(g, pos)
+        duration = g.duration_s.copy()
+        duration[pos] = sync[rank]
+        graphs.append(replace(base, duration_s=duration, pg_name=g.pg_name, comm_src=g.comm_src, comm_dst=g.comm_dst,
+                              involved_dim=g.involved_dim, rank=rank, source=g.source))
+    run = simulate(platform, graphs, backend=backend)
+    t2 = time.perf_counter()
+    return ReplicaResult(
+        makespan_s=run.makespan_s,
+        run=run,
+        sync_s={r: sync[r] for r in replica0},
+        ranks_simulated=len(replica0),
+        wall_s={"sync": t1 - t0, "replica": t2 - t1},
+        events=run.events,
+    )

@@ -1,0 +1,84 @@
+"""A replica slice (one data-parallel replica + the cross-replica collectives run alone)
+gives the full simulation's makespan under the congestion-unaware backend."""
+
+import pytest
+
+from trainsim.compute import OperatorTimer
+from trainsim.config.types import DimSpec, NetworkSpec, Platform
+from trainsim.errors import ConfigError
+from trainsim.system.api import simulate
+from trainsim.system.replica import simulate_replica
+from trainsim.workload.generate import Parallelism, generate
+from trainsim.workload.models import get_model
+
+
+def _platform(sizes):
+    dims = tuple(DimSpec("Switch", s, bw, lat) for s, bw, lat in zip(sizes, (300e9, 25e9), (700.0, 2000.0), strict=False))
+    return Platform(network=NetworkSpec(dims))
+
+
+def _shrunk_1_7b(layers=4):
+    from dataclasses import replace
+
+    return replace(get_model("megatron-1.7b"), layers=layers, seq=512)
+
+
+CASES = [
+    # (tp, pp, dp, network sizes, extra Parallelism fields)
+    (1, 1, 4, (4,), {}),
+    (2, 2, 4, (8, 2), {}),
+    (2, 2, 4, (4, 4), {"zero": 1}),
+    (2, 2, 4, (8, 2), {"schedule": "interleaved", "virtual_stages": 2}),
+    (1, 2, 4, (2, 4), {"zero": 2}),
+]
+
+
+@pytest.mark.parametrize(("tp", "pp", "dp", "sizes", "extra"), CASES)
+def test_slice_equals_full(tp, pp, dp, sizes, extra):
+    par = Parallelism(tp=tp, pp=pp, dp=dp, micro_batch=1, global_batch=4 * dp, recompute="full", **extra)
+    w = generate(_shrunk_1_7b(), par, OperatorTimer("A100"), network_sizes=sizes)
+    platform = w.platform(_platform(sizes))
+    full = simulate(platform, w.graphs)
+    sliced = simulate_replica(platform, w)
+    assert sliced.ranks_simulated == tp * pp
+    assert sliced.makespan_s == pytest.approx(full.makespan_s, rel=1e-12)
+    # every rank of replica 0 finishes when it does in the full run
+    for rank in sliced.sync_s:
+        assert sliced.run.ranks[rank].finish_s == pytest.approx(full.ranks[rank].finish_s, rel=1e-12)
+
+
+def test_slice_refuses_what_it_cannot_reproduce():
+    w = generate(_shrunk_1_7b(), Parallelism(tp=1, pp=1, dp=4, zero=3, global_batch=4), OperatorTimer("A100"))
+    with pytest.raises(ConfigError, match="ZeRO-3"):
+        simulate_replica(w.platform(_platform((4,))), w)
+    w = generate(_shrunk_1_7b(), Parallelism(tp=1, pp=1, dp=4, global_batch=4), OperatorTimer("A100"))
+    with pytest.raises(ConfigError, match="congestion_unaware"):
+        simulate_replica(w.platform(_platform((4,))), w, backend="congestion_aware")
+
+
+def test_stand_in_waits_for_the_last_send():
+    """Untied embeddings and a slow second dimension: the last stage's gradient send is still
+    in flight when its data-parallel all-reduce is due; in the full run the all-reduce waits
+    for it (one communication slot per rank), and so must its stand-in."""
+    from dataclasses import replace
+
+    spec = replace(_shrunk_1_7b(layers=2), tied_embeddings=False)
+    sizes = (2, 4)
+    par = Parallelism(tp=1, pp=2, dp=4, micro_batch=1, global_batch=8, recompute="full")
+    w = generate(spec, par, OperatorTimer("A100"), network_sizes=sizes)
+    dims = (DimSpec("Switch", 2, 300e9, 700.0), DimSpec("Switch", 4, 1e9, 2000.0))
+    platform = w.platform(Platform(network=NetworkSpec(dims)))
+    full = simulate(platform, w.graphs)
+    sliced = simulate_replica(platform, w)
+    last = [r for r in sliced.sync_s if w.stage_of_rank[r] == 1]
+    assert last
+    for rank in sliced.sync_s:
+        assert sliced.run.ranks[rank].finish_s == pytest.approx(full.ranks[rank].finish_s, rel=1e-12)
+
+
+def test_generated_groups_enter_the_platform_as_tuples():
+    w = generate(_shrunk_1_7b(), Parallelism(tp=2, pp=2, dp=2, global_batch=2), OperatorTimer("A100"))
+    groups = w.platform(_platform((8,))).comm_groups
+    assert groups and all(k == str(int(k)) for k in groups)
+    assert all(isinstance(m, tuple) and all(type(r) is int for r in m) for m in groups.values())
+    assert {tuple(m) for m in w.comm_groups.values()} == set(groups.values())
