@@ -56,7 +56,7 @@ from trainsim.system.collective_engine import (
 from trainsim.system.group_symmetric import GroupSymmetry
 from trainsim.system.injection import InjectionPorts
 from trainsim.system.inter_dim import RoundRobin, ThemisGreedy, baseline_order
-from trainsim.system.symmetric import SymmetricRunner, symmetric_backend
+from trainsim.system.symmetric import SymmetricOutcome, SymmetricRunner, symmetric_backend
 
 _AR, _AG, _RS, _A2A = (
     int(CommType.ALL_REDUCE),
@@ -498,6 +498,13 @@ class CollectiveRuntime:
         outcome = self._symmetric_runner().run(inst.layout, inst.chunks, inst.tag_base, self.queue.now)
         if outcome is None:
             return False
+        self._finish_symmetric(inst, pending, outcome, self._sym_busy)
+        return True
+
+    def _finish_symmetric(
+        self, inst: _Instance, pending: list[Any], outcome: SymmetricOutcome, busy: dict[int, float]
+    ) -> None:
+        """Every member finishes at the representative's time with its bytes and spans."""
         self.symmetric_runs += 1
         self.queue.events_processed += outcome.events
         end = outcome.end_ns
@@ -509,11 +516,10 @@ class CollectiveRuntime:
             work.record.chunk_spans = [list(span) for span in outcome.chunk_spans]
             work.record.end_ns = end
             self._in_flight[(rank, id(work))] = work
-            self._sym_busy[rank] = end
+            busy[rank] = end
             works.append(work)
         self._instances.pop(inst.key, None)
         self.queue.schedule_at(end, self._symmetric_done, works)
-        return True
 
     def _symmetric_runner(self) -> SymmetricRunner:
         if self._symmetric is None:

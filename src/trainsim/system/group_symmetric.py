@@ -34,7 +34,6 @@ from typing import TYPE_CHECKING, Any
 from trainsim.collectives import DOUBLE_BINARY_TREE, ROOTED_TYPES, LogicalLayout
 from trainsim.collectives.plan import HALVING_DOUBLING
 from trainsim.network.analytical import AnalyticalNetwork
-from trainsim.system.collective_engine import RankWork
 from trainsim.topology.multidim import MESH, SWITCH
 
 if TYPE_CHECKING:
@@ -144,19 +143,5 @@ class GroupSymmetry:
         if outcome is None:
             return False
         self.runs += 1
-        rt.symmetric_runs += 1
-        rt.queue.events_processed += outcome.events
-        end = outcome.end_ns
-        works: list[RankWork] = []
-        for rank, request, on_done, arg, _t in pending:
-            rt._priority(rank, request)
-            work = rt._new_work(rank, inst, request, on_done, arg)
-            work.record.dim_bytes = list(outcome.dim_bytes)
-            work.record.chunk_spans = [list(span) for span in outcome.chunk_spans]
-            work.record.end_ns = end
-            rt._in_flight[(rank, id(work))] = work
-            busy[rank] = end
-            works.append(work)
-        rt._instances.pop(inst.key, None)
-        rt.queue.schedule_at(end, rt._symmetric_done, works)
+        rt._finish_symmetric(inst, pending, outcome, self.busy)
         return True
