@@ -19,6 +19,7 @@ from trainsim.network.congestion_aware import CongestionAwareNetwork
 from trainsim.network.flow import FlowNetwork
 from trainsim.network.protocol import NetworkBackend
 from trainsim.system.executor import Executor
+from trainsim.system.group_symmetric import GroupSymmetryConflict
 from trainsim.system.representative import (
     SymmetryBroken,
     representative_graph,
@@ -106,23 +107,40 @@ def simulate(
                 result.info.update({"backend": backend, "compat": compat, "npus": npus, "symmetry": "representative"})
                 return result
         how = f"per collective (whole step not symmetric: {blocker})"
-    queue = EventQueue()
-    network = make_network(platform, queue, backend, compat_astra=compat_astra)
-    collectives = _collective_runtime(platform, network, queue, compat_astra, symmetry)
-    executor = Executor(platform, graphs, network, queue, collectives=collectives, compat_astra=compat_astra)
-    result = executor.run(progress)
+    try:
+        collectives, result = _run(platform, graphs, backend, compat_astra, symmetry, bool(symmetry), progress)
+    except GroupSymmetryConflict as exc:
+        # a member overlapped two collectives: rerun without group symmetry (group_symmetric.py)
+        how = f"{how}; group symmetry off ({exc})" if symmetry else how
+        collectives, result = _run(platform, graphs, backend, compat_astra, symmetry, False, progress)
     result.info.update({"backend": backend, "compat": compat, "npus": npus, "symmetry": how})
     if collectives is not None:
         result.info["symmetric_ties"] = collectives.symmetric_ties
     return result
 
 
-def _collective_runtime(platform: Platform, network: NetworkBackend, queue: EventQueue, compat_astra: bool, symmetry: bool | Literal["strict"] = True) -> Any:
+def _run(
+    platform: Platform,
+    graphs: Sequence[WorkloadGraph],
+    backend: str,
+    compat_astra: bool,
+    symmetry: bool | Literal["strict"],
+    group_symmetry: bool,
+    progress: Callable[[float, int, int], None] | None,
+) -> tuple[Any, RunResult]:
+    queue = EventQueue()
+    network = make_network(platform, queue, backend, compat_astra=compat_astra)
+    collectives = _collective_runtime(platform, network, queue, compat_astra, symmetry, group_symmetry)
+    executor = Executor(platform, graphs, network, queue, collectives=collectives, compat_astra=compat_astra)
+    return collectives, executor.run(progress)
+
+
+def _collective_runtime(platform: Platform, network: NetworkBackend, queue: EventQueue, compat_astra: bool, symmetry: bool | Literal["strict"] = True, group_symmetry: bool = False) -> Any:
     try:
         from trainsim.system.collective_runtime import CollectiveRuntime
     except ImportError:
         return None
-    return CollectiveRuntime(platform, network, queue, compat_astra=compat_astra, symmetry=symmetry)
+    return CollectiveRuntime(platform, network, queue, compat_astra=compat_astra, symmetry=symmetry, group_symmetry=group_symmetry)
 
 
 def load_inputs(

@@ -53,9 +53,10 @@ from trainsim.system.collective_engine import (
     Engine,
     RankWork,
 )
+from trainsim.system.group_symmetric import GroupSymmetry
 from trainsim.system.injection import InjectionPorts
 from trainsim.system.inter_dim import RoundRobin, ThemisGreedy, baseline_order
-from trainsim.system.symmetric import SymmetricRunner, symmetric_backend
+from trainsim.system.symmetric import SymmetricOutcome, SymmetricRunner, symmetric_backend
 
 _AR, _AG, _RS, _A2A = (
     int(CommType.ALL_REDUCE),
@@ -105,6 +106,7 @@ class CollectiveRuntime:
         *,
         compat_astra: bool = False,
         symmetry: bool | Literal["strict"] = True,
+        group_symmetry: bool = False,
     ) -> None:
         self.platform = platform
         self.network = network
@@ -149,6 +151,8 @@ class CollectiveRuntime:
         self._round_robin: dict[int, RoundRobin] = {}
         self._next_tag = 0
         self.symmetric_runs = 0
+        # communicator-group collectives by a representative member (``group_symmetric``)
+        self._groups = GroupSymmetry(self) if group_symmetry else None
         self.themis_choices: list[themis_guard.ThemisChoice] = []  # Themis' guarded decisions
 
     # -- the protocol ------------------------------------------------------------------------
@@ -403,7 +407,12 @@ class CollectiveRuntime:
             return
         if self._symmetric_ok(inst, pending) and self._run_symmetric(inst, pending):
             return
+        groups = self._groups
+        if groups is not None and groups.try_run(inst, pending):
+            return
         for rank, request, on_done, arg, _t in pending:
+            if groups is not None:
+                groups.check_idle(rank, self.queue.now, request.node_id)
             busy = self._sym_busy.get(rank)
             if busy is not None and busy > self.queue.now:
                 raise TraceError(
@@ -486,18 +495,16 @@ class CollectiveRuntime:
         at its time. False when the collective turns out not to be symmetric on this backend
         (the caller then runs it rank by rank)."""
         assert inst.layout is not None
-        if self._symmetric is None:
-            self._symmetric = SymmetricRunner(
-                self.network,
-                self.topology,
-                self._engine_kwargs,
-                injection=self._new_injection,
-                memo=self.compat_astra,
-                strict=self.symmetry == "strict",
-            )
-        outcome = self._symmetric.run(inst.layout, inst.chunks, inst.tag_base, self.queue.now)
+        outcome = self._symmetric_runner().run(inst.layout, inst.chunks, inst.tag_base, self.queue.now)
         if outcome is None:
             return False
+        self._finish_symmetric(inst, pending, outcome, self._sym_busy)
+        return True
+
+    def _finish_symmetric(
+        self, inst: _Instance, pending: list[Any], outcome: SymmetricOutcome, busy: dict[int, float]
+    ) -> None:
+        """Every member finishes at the representative's time with its bytes and spans."""
         self.symmetric_runs += 1
         self.queue.events_processed += outcome.events
         end = outcome.end_ns
@@ -509,11 +516,22 @@ class CollectiveRuntime:
             work.record.chunk_spans = [list(span) for span in outcome.chunk_spans]
             work.record.end_ns = end
             self._in_flight[(rank, id(work))] = work
-            self._sym_busy[rank] = end
+            busy[rank] = end
             works.append(work)
         self._instances.pop(inst.key, None)
         self.queue.schedule_at(end, self._symmetric_done, works)
-        return True
+
+    def _symmetric_runner(self) -> SymmetricRunner:
+        if self._symmetric is None:
+            self._symmetric = SymmetricRunner(
+                self.network,
+                self.topology,
+                self._engine_kwargs,
+                injection=self._new_injection,
+                memo=self.compat_astra,
+                strict=self.symmetry == "strict",
+            )
+        return self._symmetric
 
     def _symmetric_done(self, works: list[RankWork]) -> None:
         for work in works:

@@ -24,12 +24,17 @@ from trainsim.topology.multidim import RING, SWITCH
 
 
 class InjectionPorts:
-    __slots__ = ("topology", "bytes_per_ns", "_free")
+    __slots__ = ("topology", "bytes_per_ns", "_free", "_last")
 
     def __init__(self, topology: MultiDimTopology, bandwidths: list[float]) -> None:
         self.topology = topology
         self.bytes_per_ns = [b / 1e9 for b in bandwidths]
         self._free: dict[tuple[int, int, int], float] = {}
+        self._last: dict[int, float] = {}  # src -> when its last reserved port frees
+
+    def idle(self, src: int, now: float) -> bool:
+        """Whether every port of ``src`` is free at ``now``."""
+        return self._last.get(src, 0.0) <= now
 
     def reserve(self, src: int, dst: int, nbytes: int, now: float) -> float:
         """Start time (ns) of a message of ``nbytes`` from ``src`` to ``dst`` issued at ``now``."""
@@ -48,5 +53,7 @@ class InjectionPorts:
             port = 2 + topo.coord(dst, dim)
         key = (src, dim, port)
         start = max(now, self._free.get(key, 0.0))
-        self._free[key] = start + nbytes / self.bytes_per_ns[dim]
+        free = self._free[key] = start + nbytes / self.bytes_per_ns[dim]
+        if free > self._last.get(src, 0.0):
+            self._last[src] = free
         return start

@@ -291,10 +291,17 @@ class SymmetricRunner:
         return self.engine_kwargs["active_chunks"] == 1
 
     def run(
-        self, layout: LogicalLayout, chunks: list[list[PhaseSpec]], tag_base: int, start_ns: float
+        self,
+        layout: LogicalLayout,
+        chunks: list[list[PhaseSpec]],
+        tag_base: int,
+        start_ns: float,
+        *,
+        rank: int = 0,
     ) -> SymmetricOutcome | None:
         """The representative's finish time and bytes, or None when the collective is not
-        symmetric on this backend after all (the caller runs it rank by rank)."""
+        symmetric on this backend after all (the caller runs it rank by rank). ``rank``: the
+        representative (a member of the layout's group; rank 0 for the whole machine)."""
         key = (id(layout), tuple(tuple(c) for c in chunks))
         if key in self._refused:
             return None
@@ -309,9 +316,9 @@ class SymmetricRunner:
         )
         try:
             try:
-                outcome = self._simulate(layout, chunks, tag_base, start_ns, phase_memo)
+                outcome = self._simulate(layout, chunks, tag_base, start_ns, phase_memo, rank)
             except _MemoTie:
-                outcome = self._simulate(layout, chunks, tag_base, start_ns, False)
+                outcome = self._simulate(layout, chunks, tag_base, start_ns, False, rank)
         except NotSymmetric as exc:
             self._refused.add(key)
             self.refusals.append(str(exc))
@@ -327,6 +334,7 @@ class SymmetricRunner:
         tag_base: int,
         start_ns: float,
         phase_memo: bool,
+        rank: int = 0,
     ) -> SymmetricOutcome:
         private = EventQueue()
         private.now = start_ns
@@ -346,7 +354,6 @@ class SymmetricRunner:
             injection=self.injection(),
             **self.engine_kwargs,
         )
-        rank = 0
         record = CollectiveRecord(
             rank,
             -1,

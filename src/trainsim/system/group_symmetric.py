@@ -1,0 +1,147 @@
+"""Symmetric communicator-group collectives: one representative member simulated for the whole
+group (DESIGN.md, "Speed": symmetry first). Used by ``collective_runtime`` beside its
+whole-machine symmetric path (``symmetric.py``), on the congestion-unaware backend only.
+
+A communicator group smaller than the machine runs one flat "Local" ring over its members in
+the order the group lists them (``collectives.logical``). Its members are equivalent when, for
+every offset o in that order, the message from member i to member i + o looks the same for
+every i: the same first differing network dimension, the same hops (so the backend's delay is
+the same) and the same injection-port class (Switch: the uplink; Ring: the direction;
+FullyConnected / Mesh: the peer's relative coordinate, so two offsets share a port on one member
+exactly when they share it on every member). With halving-doubling (a member talks to i + o or
+i - o depending on its index) the offsets o and -o must look the same too. That table of
+offsets (:func:`_signature`) decides; an aligned group (the ranks of one network dimension, in
+coordinate order) always passes, and a Switch / FullyConnected group in any order does.
+
+Then, when every member issues the collective at the same tick and none of them has other
+collective work (streams in its dimension queues, an unfinished record, a busy injection port,
+a running group-symmetric collective), the members cannot meet any other traffic on this
+backend (a message's delay depends on its two ends only; point-to-point sends bypass the
+collective engine), and each behaves as the representative: ``SymmetricRunner`` simulates
+member 0 of the first group seen with the same offset table (an isomorphic group gives the
+same times and bytes, so the compatibility mode's memos serve every such group), and every
+member finishes at its time with the same bytes per dimension and chunk spans.
+
+If a member issues another collective while its group-symmetric one still runs (the two would
+share its dimension queues rank by rank), :class:`GroupSymmetryConflict` ends the run; the
+caller (``api.simulate``) runs the step again without group symmetry. Times in ns.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from trainsim.collectives import DOUBLE_BINARY_TREE, ROOTED_TYPES, LogicalLayout
+from trainsim.collectives.plan import HALVING_DOUBLING
+from trainsim.network.analytical import AnalyticalNetwork
+from trainsim.topology.multidim import MESH, SWITCH
+
+if TYPE_CHECKING:
+    from trainsim.system.collective_runtime import CollectiveRuntime, _Instance
+
+
+class GroupSymmetryConflict(Exception):
+    """A member issued a collective while its group-symmetric one was running (internal:
+    ``api.simulate`` reruns without group symmetry)."""
+
+
+Signature = tuple[tuple[int, int], ...]
+
+
+class GroupSymmetry:
+    """The group-symmetric path of one collective runtime."""
+
+    def __init__(self, runtime: CollectiveRuntime) -> None:
+        self.rt = runtime
+        self.enabled = bool(runtime.symmetry) and type(runtime.network) is AnalyticalNetwork
+        self.busy: dict[int, float] = {}  # member -> end ns of its group-symmetric collective
+        self.runs = 0
+        self._signatures: dict[tuple[tuple[int, ...], bool], Signature | None] = {}
+        # (phase type, offset table) -> the layout of the first group with that table
+        self._canonical: dict[tuple[int, Signature], LogicalLayout] = {}
+
+    def check_idle(self, rank: int, now: float, node_id: int) -> None:
+        end = self.busy.get(rank)
+        if end is not None and end > now:
+            raise GroupSymmetryConflict(
+                f"rank {rank} starts a collective (node {node_id}) while its group-symmetric one runs until {end} ns"
+            )
+
+    # -- the offset table --------------------------------------------------------------------
+    def _signature(self, members: tuple[int, ...], halving: bool) -> Signature | None:
+        key = (members, halving)
+        if key in self._signatures:
+            return self._signatures[key]
+        topo = self.rt.topology
+        n = len(members)
+        coords = [topo.coords(r) for r in members]
+        table: list[tuple[int, int]] = []
+        ok = True
+        for o in range(1, n):
+            sig = None
+            for i in range(n):
+                a, b = members[i], members[(i + o) % n]
+                d = topo.first_diff_dim(a, b)
+                kind = topo.kinds[d]
+                delta = coords[(i + o) % n][d] - coords[i][d]
+                here = (d, 0 if kind == SWITCH else delta if kind == MESH else delta % topo.sizes[d])
+                if sig is None:
+                    sig = here
+                elif here != sig:
+                    ok = False
+                    break
+            if not ok or sig is None:
+                ok = False
+                break
+            table.append(sig)
+        if ok and halving:
+            ok = all(table[o - 1] == table[n - o - 1] for o in range(1, n))
+        out = tuple(table) if ok else None
+        self._signatures[key] = out
+        return out
+
+    # -- the path ----------------------------------------------------------------------------
+    def try_run(self, inst: _Instance, pending: list[Any]) -> bool:
+        """Run ``inst`` by a representative member if it qualifies (module docstring); False
+        leaves it to the caller (rank by rank)."""
+        rt = self.rt
+        layout = inst.layout
+        if not (self.enabled and inst.same_tick and layout is not None and layout.fast and inst.chunks):
+            return False
+        members = inst.members
+        if len(pending) != len(members) or inst.issued != len(members):
+            return False
+        if inst.phase_type in ROOTED_TYPES:
+            return False
+        kinds = {spec.algo.kind for chunk in inst.chunks for spec in chunk}
+        if DOUBLE_BINARY_TREE in kinds:
+            return False
+        now = rt.queue.now
+        ranks = rt.engine.ranks
+        sym_busy = rt._sym_busy
+        busy = self.busy
+        inj = rt.engine.injection
+        for m in members:
+            rs = ranks.get(m)
+            if rs is not None and rs.active:
+                return False
+            if busy.get(m, -1.0) > now or sym_busy.get(m, -1.0) > now:
+                return False
+            if inj is not None and not inj.idle(m, now):
+                return False
+        if rt._in_flight:
+            in_flight = {w.rank for w in rt._in_flight.values()}
+            if any(m in in_flight for m in members):
+                return False
+        sig = self._signature(members, HALVING_DOUBLING in kinds)
+        if sig is None:
+            return False
+        canon = self._canonical.setdefault((inst.phase_type, sig), layout)
+        runner = rt._symmetric_runner()
+        rep = canon.dims[0].members[0]
+        outcome = runner.run(canon, inst.chunks, inst.tag_base, now, rank=rep)
+        if outcome is None:
+            return False
+        self.runs += 1
+        rt._finish_symmetric(inst, pending, outcome, self.busy)
+        return True
