@@ -121,6 +121,48 @@ def test_congestion_aware_switch_falls_back():
     assert fast.info["symmetry"].startswith("per collective")
 
 
+
+# the flow backend: one-link routes (Ring, FullyConnected) give each link its source's flows only
+FLOW_SMALL = {
+    "ring16": ([("Ring", 16)], "ar"),
+    "2d_ring4_ring4": ([("Ring", 4), ("Ring", 4)], "ar"),
+    "3d_ring2_ring2_ring4": ([("Ring", 2), ("Ring", 2), ("Ring", 4)], "ar"),
+    "3d_dp3": ([("Ring", 2), ("FullyConnected", 4), ("Ring", 2)], "dp"),
+}
+
+
+@pytest.mark.parametrize("name", list(FLOW_SMALL))
+@pytest.mark.parametrize("compat", ["astra", "default"])
+def test_flow_one_link_cases_use_the_representative(name, compat):
+    dims, wl = FLOW_SMALL[name]
+    plat = platform(dims, compat=compat)
+    npus = plat.network.npus
+    graphs = collective_workload(npus, "all_reduce", 16 * MiB) if wl == "ar" else data_parallel_workload(npus, 3, 4 * MiB)
+    fast, slow = both(plat, graphs, backend="flow")
+    assert fast.info["symmetry"] == "representative"
+    assert fast.events < slow.events
+
+
+def test_flow_switch_falls_back():
+    """A Switch route has a shared downlink (max-min sharing across sources): rank by rank."""
+    plat = platform([("Ring", 2), ("Switch", 4)])
+    fast, _ = both(plat, collective_workload(8, "all_reduce", MiB), backend="flow")
+    assert fast.info["symmetry"].startswith("per collective")
+    assert "more than one link" in fast.info["symmetry"]
+
+
+def test_flow_fabric_falls_back():
+    from dataclasses import replace
+
+    from trainsim.config.types import FabricSpec
+
+    plat = platform([("Ring", 8)])
+    fabric = FabricSpec("leaf_spine", hosts_per_leaf=4, spines=2, bandwidth=50 * GiB, latency_ns=500.0)
+    plat = replace(plat, network=replace(plat.network, fabric=fabric))
+    fast, _ = both(plat, collective_workload(8, "all_reduce", MiB), backend="flow")
+    assert fast.info["symmetry"] == "per collective (whole step not symmetric: a physical fabric)"
+
+
 @pytest.mark.parametrize(
     ("plat", "why"),
     [
@@ -150,7 +192,7 @@ def test_send_recv_steps_aside():
     b = GraphBuilder()
     b.add(0, NodeType.COMM_SEND_NODE, "s", comm_dst=1, comm_tag=0, comm_size=MiB)
     assert "send, receive" in representative_graph(plat, replicate(b.build(), 4), "congestion_unaware")
-    assert "backend flow" in representative_graph(plat, collective_workload(4, "all_reduce", MiB), "flow")
+    assert not isinstance(representative_graph(plat, collective_workload(4, "all_reduce", MiB), "flow"), str)
 
 
 def test_equal_but_separate_graphs_are_recognized():
@@ -221,7 +263,7 @@ def test_random_platforms_fast_equals_rank_by_rank(dims, algo, collective, size,
     both(plat, graphs)
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     n=st.sampled_from([2, 3, 5, 8]),
     size=st.integers(1_000, 4 * MiB),
@@ -229,12 +271,15 @@ def test_random_platforms_fast_equals_rank_by_rank(dims, algo, collective, size,
     acpd=st.sampled_from([1, 2, 4]),
     algo=st.sampled_from(["ring", "direct", "halvingDoubling"]),
     kind=st.sampled_from(["Ring", "FullyConnected"]),
+    backend=st.sampled_from(["congestion_aware", "flow"]),
+    compat=st.sampled_from(["astra", "default"]),
 )
-def test_random_congestion_aware_fast_equals_rank_by_rank(n, size, splits, acpd, algo, kind):
+def test_random_link_backends_fast_equal_rank_by_rank(n, size, splits, acpd, algo, kind, backend, compat):
+    """Congestion-aware and flow: one-link routes, every knob, both modes."""
     if algo == "halvingDoubling" and n not in (2, 8):
         algo = "ring"
-    plat = platform([(kind, n)], algo, splits=splits, acpd=acpd)
-    both(plat, data_parallel_workload(n, 2, size), backend="congestion_aware")
+    plat = platform([(kind, n)], algo, splits=splits, acpd=acpd, compat=compat)
+    both(plat, data_parallel_workload(n, 2, size), backend=backend)
 
 
 def test_replicated_graphs_and_uniform_ranks_behave_as_sequences():
@@ -251,22 +296,25 @@ def test_replicated_graphs_and_uniform_ranks_behave_as_sequences():
     assert len(result.to_dict()["ranks"]) == 5
 
 
-def test_congestion_aware_symmetry_waits_for_idle_links():
+@pytest.mark.parametrize("backend", ["congestion_aware", "flow"])
+def test_link_symmetry_waits_for_idle_links(backend):
     """Other traffic on the shared links (a send still in flight) rules the representative out."""
     from trainsim.collectives import LogicalLayout, chunk_phases
     from trainsim.engine import EventQueue
     from trainsim.network.congestion_aware import CongestionAwareNetwork
+    from trainsim.network.flow import FlowNetwork
     from trainsim.system.collective_runtime import CollectiveRuntime
     from trainsim.system.symmetric import SymmetricRunner
 
     plat = platform([("Ring", 4)])
     queue = EventQueue()
-    net = CongestionAwareNetwork(plat.network, queue, compat_astra=True)
+    net = (CongestionAwareNetwork if backend == "congestion_aware" else FlowNetwork)(plat.network, queue, compat_astra=True)
     runtime = CollectiveRuntime(plat, net, queue, compat_astra=True)
     assert runtime._symmetric_backend
     layout = LogicalLayout(runtime.topology, ("ring",))
     chunks = [chunk_phases(0, MiB, [0], layout.algos, layout.sizes, local_bw_aware=True)]
     runner = SymmetricRunner(net, runtime.topology, runtime._engine_kwargs, injection=lambda: None, memo=True)
+    assert runner.memo == (backend == "congestion_aware")  # flow times are not whole ns: no memos
     assert runner.run(layout, chunks, 0, 0.0) is not None
     net.send(0, 2, MiB, lambda _a: None)
     assert runner.run(layout, chunks, 0, 0.0) is None

@@ -76,6 +76,11 @@ class FlowNetwork:
         self._done.append((on_arrival, arg, latency, self.queue.now, nbytes))
         self._request_recompute()
 
+    @property
+    def active_flows(self) -> int:
+        """Flows draining on the links now (not counting ones past their last byte)."""
+        return len(self._routes)
+
     def dim_capacity(self) -> list[float]:
         """Summed bandwidth of the links of each dimension, B/ns."""
         return _dim_capacity(self.graph)

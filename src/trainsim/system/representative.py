@@ -11,11 +11,11 @@ static ones before the run):
    (their peers differ per rank) and no remote-memory access (a shared pool is not symmetric);
 3. every collective is on the whole machine (no ``pg_name``, or a group listing every rank);
 4. every network dimension is vertex-transitive (Ring, Switch, FullyConnected; not Mesh), with
-   no fabric, and the backend is the congestion-unaware one or the congestion-aware one;
+   no fabric, and the backend is the congestion-unaware, congestion-aware or flow one;
 5. at run time, every collective passes the collective runtime's own symmetric test
    (``CollectiveRuntime._symmetric_ok``: symmetric algorithms, no double binary tree, no
-   group) and its representative simulation accepts the backend (congestion-aware: every
-   message crosses one link). Otherwise :class:`SymmetryBroken` ends the attempt and
+   group) and its representative simulation accepts the backend (congestion-aware or flow:
+   every message crosses one link). Otherwise :class:`SymmetryBroken` ends the attempt and
    ``api.simulate`` runs the whole step rank by rank, from scratch.
 
 Why this is exact: by induction over events, all ranks start the same graph at t = 0 with the
@@ -51,7 +51,7 @@ from trainsim.system.symmetric import VERTEX_TRANSITIVE
 from trainsim.workload.graph import WorkloadGraph
 from trainsim.workload.micro import ReplicatedGraphs
 
-SYMMETRIC_BACKENDS = ("congestion_unaware", "congestion_aware")
+SYMMETRIC_BACKENDS = ("congestion_unaware", "congestion_aware", "flow")
 _ALLOWED_NODES = np.array(
     [NodeType.COMP_NODE, NodeType.COMM_COLL_NODE, NodeType.METADATA_NODE, NodeType.INVALID_NODE]
 )

@@ -12,6 +12,11 @@ source's messages, so the state of the mirror peer's link equals the representat
 the representative's messages run through a private :class:`CongestionAwareNetwork` on its
 own link and their arrival stands for the mirror's. A longer route (a Switch dimension: the
 shared downlink) raises :class:`NotSymmetric` and the runtime runs the collective rank by rank.
+The flow backend under the same one-link condition: max-min rates on links that share no flow
+are independent (each link's flows split its bandwidth alone), so the representative's flows
+run through a private :class:`FlowNetwork` holding its links only, with the same rates, drain
+points and completion times as its own flows rank by rank. Its times are not whole ns even in
+compatibility mode (no truncation), so flow runs are never memoized.
 
 Memoization, in compatibility mode only (every delay a whole number of ns, so a phase's
 duration does not depend on when it starts; the default mode's float sums could differ in the
@@ -58,6 +63,7 @@ from trainsim.collectives.logical import NET
 from trainsim.engine import EventQueue
 from trainsim.network.analytical import AnalyticalNetwork
 from trainsim.network.congestion_aware import CongestionAwareNetwork
+from trainsim.network.flow import FlowNetwork
 from trainsim.system.collective_engine import CollectiveRecord, RankWork, Stream, SymmetricEngine
 from trainsim.system.injection import InjectionPorts
 from trainsim.topology import MultiDimTopology
@@ -80,7 +86,7 @@ def symmetric_backend(network: Any, topology: MultiDimTopology) -> bool:
         return False
     if type(network) is AnalyticalNetwork:
         return True
-    if type(network) is CongestionAwareNetwork:
+    if type(network) in (CongestionAwareNetwork, FlowNetwork):
         return getattr(network.graph, "topology", None) is not None  # a multi-dim graph, no fabric
     return False
 
@@ -114,7 +120,7 @@ class MemoEngine(SymmetricEngine):
         self,
         *args: Any,
         phase_memo: dict[tuple[int, PhaseSpec], tuple[float, tuple[tuple[int, int], ...]]] | None,
-        links: CongestionAwareNetwork | None,
+        links: CongestionAwareNetwork | FlowNetwork | None,
         strict: bool,
         **kwargs: Any,
     ) -> None:
@@ -279,7 +285,7 @@ class SymmetricRunner:
         self.topology = topology
         self.engine_kwargs = engine_kwargs
         self.injection = injection
-        self.memo = memo
+        self.memo = memo and type(network) is not FlowNetwork  # flow times are not whole ns
         self.strict = strict
         self.tie_runs = 0  # collectives whose run had an order-dependent same-tick tie
         self._phase_memo: dict[tuple[int, PhaseSpec], tuple[float, tuple[tuple[int, int], ...]]] = {}
@@ -308,6 +314,8 @@ class SymmetricRunner:
         congestion_aware = type(self.network) is CongestionAwareNetwork
         if congestion_aware and self.network.messages_sent != self.network.messages_delivered:
             return None  # other traffic (sends) still on the links: they are shared
+        if type(self.network) is FlowNetwork and self.network.active_flows:
+            return None  # other flows on the links share them
         hit = self._collective_memo.get(key) if self.memo else None
         if hit is not None:
             return _shifted(hit, start_ns, events=0)
@@ -338,10 +346,10 @@ class SymmetricRunner:
     ) -> SymmetricOutcome:
         private = EventQueue()
         private.now = start_ns
-        links = None
-        if type(self.network) is CongestionAwareNetwork:
-            net = self.network
-            links = CongestionAwareNetwork(None, private, compat_astra=net.compat_astra, graph=net.graph)
+        links: CongestionAwareNetwork | FlowNetwork | None = None
+        net = self.network
+        if type(net) is CongestionAwareNetwork or type(net) is FlowNetwork:
+            links = type(net)(None, private, compat_astra=net.compat_astra, graph=net.graph)
         done: list[RankWork] = []
         engine = MemoEngine(
             private,
