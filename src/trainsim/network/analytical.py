@@ -69,12 +69,13 @@ class AnalyticalNetwork:
             self.transfers.append((now, now + delay, self._pair(src, dst)[0], nbytes))
         self.queue.schedule(delay, on_arrival, arg)
 
-    def switch_hop(self, dim: int, nbytes: int, wait: float = 0.0) -> float:
+    def switch_hop(self, dim: int, nbytes: int, wait: float = 0.0, *, streamed: int = 0) -> float:
         """Delay (ns) of ``nbytes`` between a rank and dimension ``dim``'s switch, sent
-        ``wait`` ns from now; counted as one message."""
+        ``wait`` ns from now; counted as one message. ``streamed`` bytes already left while
+        the switch was still receiving (cut-through), so only the rest is serialized."""
         self.bytes_sent += nbytes
         self.messages_sent += 1
-        delay = self._latency_ns[dim] + nbytes / self._bytes_per_ns[dim]
+        delay = self._latency_ns[dim] + max(0, nbytes - streamed) / self._bytes_per_ns[dim]
         if self.compat_astra:
             delay = float(math.trunc(delay))
         if self.transfers is not None and nbytes:

@@ -266,7 +266,7 @@ class Engine:
         join = self._joins.get(key)
         if join is None:
             join = self._joins[key] = [0, []]
-        join[1].append((phase, down_bytes))
+        join[1].append((phase, down_bytes, up_bytes))
         self.queue.schedule(wait + hop(d, up_bytes, wait), self._switch_arrive, key)
 
     def _switch_arrive(self, key: tuple[int, int, int]) -> None:
@@ -278,8 +278,11 @@ class Engine:
         del self._joins[key]
         hop = self.network.switch_hop
         schedule = self.queue.schedule
-        for phase, down in phases:
-            schedule(hop(key[1], down), phase.on_recv_cb, None)
+        for phase, down, up in phases:
+            # the switch reduces and forwards packets as they arrive (SHARP streams): the
+            # result follows the last upload by one hop latency, plus whatever the download
+            # carries beyond the upload (all-gather's n x D)
+            schedule(hop(key[1], down, streamed=up), phase.on_recv_cb, None)
 
     def finish(self, phase: Phase) -> None:
         stream: Stream = phase.owner
