@@ -3,11 +3,14 @@ a chunk into phases (DESIGN.md, collectives layer). Timing belongs to the host (
 
 from trainsim.collectives.base import Phase, PhaseHost
 from trainsim.collectives.halving_doubling import HalvingDoublingPhase
+from trainsim.collectives.in_switch import InSwitchPhase
 from trainsim.collectives.logical import FAST_ENDPOINT_NS, LogicalDim, LogicalLayout
 from trainsim.collectives.plan import (
+    ASYMMETRIC_KINDS,
     DIRECT,
     DOUBLE_BINARY_TREE,
     HALVING_DOUBLING,
+    IN_SWITCH,
     RING,
     AlgoSpec,
     PhaseSpec,
@@ -26,14 +29,17 @@ from trainsim.collectives.rooted import (
 from trainsim.collectives.tree import DoubleBinaryTreePhase
 
 __all__ = [
+    "ASYMMETRIC_KINDS",
     "DIRECT",
     "DOUBLE_BINARY_TREE",
     "FAST_ENDPOINT_NS",
     "HALVING_DOUBLING",
+    "IN_SWITCH",
     "RING",
     "AlgoSpec",
     "DoubleBinaryTreePhase",
     "HalvingDoublingPhase",
+    "InSwitchPhase",
     "LogicalDim",
     "LogicalLayout",
     "Phase",
@@ -82,6 +88,8 @@ def make_phase(
         )
     if kind == HALVING_DOUBLING:
         return HalvingDoublingPhase(host, rank, members, index, spec.comm_type, spec.in_size)
+    if kind == IN_SWITCH:
+        return InSwitchPhase(host, rank, members, index, spec.comm_type, spec.in_size)
     return DoubleBinaryTreePhase(
         host, rank, members, index, spec.comm_type, spec.in_size, max_tree=max_tree
     )

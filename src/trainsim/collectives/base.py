@@ -12,6 +12,9 @@ A *phase* is one rank's part of one algorithm step on one logical dimension for 
   runtime uses it, the rank-by-rank runtime ignores it);
 - ``recv(phase, src, nbytes)``: post one receive; ``phase.on_recv()`` runs when it matches
   (A3);
+- ``switch_reduce(phase, up_bytes, down_bytes)``: send ``up_bytes`` up to the switch of the
+  phase's Switch dimension; once every member of ``phase.members`` has (the join), the switch
+  sends ``down_bytes`` down to each and ``phase.on_recv()`` runs at its arrival (``inSwitch``);
 - ``finish(phase)``: the phase is over (D0).
 
 Units: bytes for sizes; the host owns time (ns). ``members`` is the logical ring or group in
@@ -37,6 +40,8 @@ class PhaseHost(Protocol):
     def send(self, phase: Phase, dst: int, nbytes: int, mirror_src: int) -> None: ...
 
     def recv(self, phase: Phase, src: int, nbytes: int) -> None: ...
+
+    def switch_reduce(self, phase: Phase, up_bytes: int, down_bytes: int) -> None: ...
 
     def finish(self, phase: Phase) -> None: ...
 

@@ -8,14 +8,19 @@ D5, "Communicator groups").
   order the group lists them; its ring, direct and halving-doubling phases use the fixed 10 ns
   "Fast" endpoint path instead of ``endpoint-delay``, and an implementation list with more
   than one entry is forced to ring.
+
+``inSwitch`` needs a Switch network dimension: on any other dimension, a flat dimension or a
+communicator group's ring it is a ConfigError.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from trainsim.collectives.plan import RING, AlgoSpec, parse_algorithm
+from trainsim.collectives.plan import IN_SWITCH, RING, AlgoSpec, parse_algorithm
+from trainsim.errors import ConfigError
 from trainsim.topology import MultiDimTopology
+from trainsim.topology.multidim import SWITCH
 
 FAST_ENDPOINT_NS = 10.0  # MemBus "Fast" transmission (astra-sim-semantics.md, groups)
 
@@ -48,6 +53,12 @@ class LogicalLayout:
         algos: list[AlgoSpec] = []
         if group is not None:
             spec = parse_algorithm(impl[0]) if len(impl) == 1 else AlgoSpec(RING)
+            if spec.kind == IN_SWITCH:
+                raise ConfigError(
+                    f"inSwitch on a communicator group of {len(group)} members: in-switch "
+                    "reduction needs a Switch network dimension, a group runs one flat ring",
+                    hint="list two or more algorithms (a group then runs ring) or use ring/direct",
+                )
             dims.append(LogicalDim(GROUP, len(group), -1, tuple(group)))
             algos.append(AlgoSpec(spec.kind, spec.window, False))
             self._index = {r: i for i, r in enumerate(group)}
@@ -61,6 +72,12 @@ class LogicalLayout:
                     algos.append(spec)
                     break
                 size = topology.sizes[i] if i < len(topology.sizes) else 1
+                if spec.kind == IN_SWITCH and i < len(topology.sizes) and topology.kinds[i] != SWITCH:
+                    raise ConfigError(
+                        f"inSwitch on network dimension {i}, a {topology.kinds[i]}: in-switch "
+                        "reduction needs a Switch dimension",
+                        hint=f"use ring, direct or halvingDoubling on dimension {i}",
+                    )
                 dims.append(LogicalDim(NET, size, i if i < len(topology.sizes) else -1))
                 algos.append(spec)
         self.dims = dims

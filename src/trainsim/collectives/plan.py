@@ -30,15 +30,19 @@ from trainsim.collectives.halving_doubling import hd_output_size
 from trainsim.collectives.ring import ring_sizes
 from trainsim.errors import ConfigError
 
-RING, DIRECT, HALVING_DOUBLING, DOUBLE_BINARY_TREE = (
+RING, DIRECT, HALVING_DOUBLING, DOUBLE_BINARY_TREE, IN_SWITCH = (
     "ring",
     "direct",
     "halvingDoubling",
     "doubleBinaryTree",
+    "inSwitch",
 )
+ASYMMETRIC_KINDS = frozenset((DOUBLE_BINARY_TREE, IN_SWITCH))
+"""Algorithms whose members do not all run the same schedule on their own (roles, or a join
+across members at the switch): never run by a symmetric representative."""
 
 _ALGO_RE = re.compile(
-    r"^(one)?(ring|Ring|direct|Direct|halvingDoubling|HalvingDoubling|doubleBinaryTree)(\d{0,5})$"
+    r"^(one)?(ring|Ring|direct|Direct|halvingDoubling|HalvingDoubling|doubleBinaryTree|inSwitch)(\d{0,5})$"
 )
 
 
@@ -59,12 +63,13 @@ class AlgoSpec:
 
 def parse_algorithm(name: str) -> AlgoSpec:
     """Parse an ASTRA-sim implementation name (``ring``, ``direct``, ``direct4``,
-    ``halvingDoubling``, ``doubleBinaryTree``, ``oneRing``, ``oneDirect``, ``oneHalvingDoubling``)."""
+    ``halvingDoubling``, ``doubleBinaryTree``, ``inSwitch``, ``oneRing``, ``oneDirect``,
+    ``oneHalvingDoubling``)."""
     m = _ALGO_RE.match(name)
     if not m:
         raise ConfigError(
             f"unknown collective implementation {name!r}",
-            hint="expected ring, direct, directN, halvingDoubling, doubleBinaryTree, "
+            hint="expected ring, direct, directN, halvingDoubling, doubleBinaryTree, inSwitch, "
             "oneRing, oneDirect or oneHalvingDoubling",
         )
     flat = m.group(1) is not None
@@ -73,7 +78,7 @@ def parse_algorithm(name: str) -> AlgoSpec:
     digits = m.group(3)
     if digits and base != DIRECT:
         raise ConfigError(f"only direct takes a window, got {name!r}")
-    if flat and base == DOUBLE_BINARY_TREE:
+    if flat and base in ASYMMETRIC_KINDS:
         raise ConfigError(f"unknown collective implementation {name!r}")
     return AlgoSpec(base, int(digits) if digits else 0, flat)
 

@@ -69,6 +69,7 @@ from trainsim.collectives.plan import (
     DIRECT,
     DOUBLE_BINARY_TREE,
     HALVING_DOUBLING,
+    IN_SWITCH,
     RING,
     AlgoSpec,
     PhaseSpec,
@@ -86,7 +87,13 @@ PLANNED_TYPES = (*ROOTED_TYPES, BARRIER)
 """Collective types planned by this module."""
 
 CHAIN, STAR, BINOMIAL, DISSEMINATION = "chain", "star", "binomial", "dissemination"
-_TREE_OF = {RING: CHAIN, DIRECT: STAR, HALVING_DOUBLING: BINOMIAL, DOUBLE_BINARY_TREE: BINOMIAL}
+_TREE_OF = {
+    RING: CHAIN,
+    DIRECT: STAR,
+    HALVING_DOUBLING: BINOMIAL,
+    DOUBLE_BINARY_TREE: BINOMIAL,
+    IN_SWITCH: STAR,  # rooted types run endpoint trees, not in the switch
+}
 
 
 def rooted_algorithm(algo: AlgoSpec) -> AlgoSpec:

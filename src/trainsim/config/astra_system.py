@@ -47,6 +47,7 @@ IMPL_NAMES = (
     "halvingDoubling",
     "oneHalvingDoubling",
     "doubleBinaryTree",
+    "inSwitch",
 )
 _WINDOWED = re.compile(r"(direct|oneDirect)([0-9]{1,5})")
 
@@ -62,7 +63,8 @@ INTER_SCHEDULING = {
 
 def impl_name_problem(name: object) -> str | None:
     """None when ``name`` is an algorithm ASTRA-sim's ``generate_collective_impl_from_input``
-    accepts, else what was expected. ``directN``/``oneDirectN`` take a window of 1-5 digits
+    accepts or trainsim's ``inSwitch`` (in-switch reduction, Switch dimensions only), else what
+    was expected. ``directN``/``oneDirectN`` take a window of 1-5 digits
     (ASTRA-sim reads at most five), N >= 1."""
     if isinstance(name, str):
         if name in IMPL_NAMES:
@@ -73,10 +75,17 @@ def impl_name_problem(name: object) -> str | None:
     return f"one of {', '.join(IMPL_NAMES)}, or directN / oneDirectN with a window N >= 1"
 
 
+def in_switch_problem(collective: str, name: object) -> str | None:
+    """``inSwitch`` in an all-to-all list: a switch reduces or multicasts, it cannot permute."""
+    if name == "inSwitch" and collective.replace("_", "-").startswith("all-to-all"):
+        return "an all-to-all algorithm: inSwitch does not run all-to-all, use direct"
+    return None
+
+
 def _impl_list(value: Any, file: str, field: str) -> tuple[str, ...]:
     items = want_list(value, file, field)
     for i, name in enumerate(items):
-        problem = impl_name_problem(name)
+        problem = impl_name_problem(name) or in_switch_problem(field, name)
         if problem:
             raise fail(file, f"{field}[{i}]", name, problem)
     return tuple(items)

@@ -21,7 +21,7 @@ from pydantic import (
     model_validator,
 )
 
-from trainsim.config.astra_system import impl_name_problem
+from trainsim.config.astra_system import impl_name_problem, in_switch_problem
 from trainsim.config.types import RemoteMemorySpec, SharedBusSpec, SystemSpec
 from trainsim.units import GBPS, TFLOPS
 
@@ -143,6 +143,15 @@ class SystemModel(_Model):
     track_local_mem: bool = _SYS.track_local_mem
     local_mem_trace_filename: str = _SYS.local_mem_trace_filename
     shared_bus: SharedBusModel = SharedBusModel()
+
+    @field_validator("all_to_all")
+    @classmethod
+    def _no_in_switch_all_to_all(cls, value: list[str]) -> list[str]:
+        for name in value:
+            problem = in_switch_problem("all_to_all", name)
+            if problem:
+                raise ValueError(f"{name!r} is not {problem}")
+        return value
 
     @model_validator(mode="after")
     def _roofline_needs_peak(self) -> SystemModel:

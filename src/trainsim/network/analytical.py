@@ -5,6 +5,10 @@ The message is priced on the first dimension where source and destination coordi
 bandwidth at once. In ``compat_astra`` mode the delay is truncated to whole ns (one
 truncation of the double sum, as ASTRA-sim's ``BasicTopology::compute_communication_delay``);
 otherwise it is exact.
+
+``switch_hop``: one message between a rank and the switch of a Switch dimension, for in-switch
+reduction (``inSwitch``): one hop, ``latency + bytes / bandwidth`` (half the 2-hop rank-to-rank
+path's latency, the whole serialization), truncated in ``compat_astra`` mode like a message.
 """
 
 from __future__ import annotations
@@ -64,6 +68,20 @@ class AnalyticalNetwork:
             now = self.queue.now
             self.transfers.append((now, now + delay, self._pair(src, dst)[0], nbytes))
         self.queue.schedule(delay, on_arrival, arg)
+
+    def switch_hop(self, dim: int, nbytes: int, wait: float = 0.0, *, streamed: int = 0) -> float:
+        """Delay (ns) of ``nbytes`` between a rank and dimension ``dim``'s switch, sent
+        ``wait`` ns from now; counted as one message. ``streamed`` bytes already left while
+        the switch was still receiving (cut-through), so only the rest is serialized."""
+        self.bytes_sent += nbytes
+        self.messages_sent += 1
+        delay = self._latency_ns[dim] + max(0, nbytes - streamed) / self._bytes_per_ns[dim]
+        if self.compat_astra:
+            delay = float(math.trunc(delay))
+        if self.transfers is not None and nbytes:
+            start = self.queue.now + wait
+            self.transfers.append((start, start + delay, dim, nbytes))
+        return delay
 
     def dim_capacity(self) -> list[float]:
         """Injection capacity of each dimension, B/ns: every NPU's bandwidth into it."""

@@ -10,6 +10,10 @@ dimension queues (astra-sim-semantics.md A3, B1-B2, C3-C6). Used by ``collective
 - Each rank has one queue per logical dimension; when a phase ends, in the same tick: the
   stream leaves its queue, joins the next phase's queue, the old queue starts its next
   waiting stream, the new queue starts streams if it has room (C5).
+- ``switch_reduce`` (``inSwitch``): the upload leaves through the rank's uplink (its injection
+  port in the default mode) and reaches the switch one hop later (``network.switch_hop``);
+  when all n members' uploads are there (a join keyed by chunk tag, dimension and ring), the
+  switch sends each member its download, one hop. Congestion-unaware backend only.
 
 ``SymmetricEngine`` runs one representative rank of a collective whose members are all
 equivalent (same collective, same tick, vertex-transitive dimensions, symmetric algorithms):
@@ -34,6 +38,7 @@ from trainsim.collectives import (
     make_phase,
 )
 from trainsim.engine import EventQueue
+from trainsim.errors import ConfigError
 from trainsim.system.dim_queue import DimQueue
 from trainsim.system.injection import InjectionPorts
 from trainsim.topology import MultiDimTopology
@@ -176,6 +181,8 @@ class Engine:
         self._red: dict[int, float] = {}
         self._posted: dict[tuple[int, int, int, int], deque[Phase]] = {}
         self._early: dict[tuple[int, int, int, int], int] = {}
+        # (tag, dim, first member) -> [uploads arrived at the switch, phases that sent one]
+        self._joins: dict[tuple[int, int, int], list[Any]] = {}
 
     # -- PhaseHost -----------------------------------------------------------------------
     def reduction_ns(self, nbytes: int) -> float:
@@ -239,6 +246,43 @@ class Engine:
             if posted is None:
                 posted = self._posted[key] = deque()
             posted.append(phase)
+
+    def switch_reduce(self, phase: Phase, up_bytes: int, down_bytes: int) -> None:
+        hop = getattr(self.network, "switch_hop", None)
+        if hop is None:
+            raise ConfigError(
+                "inSwitch runs on the congestion-unaware analytical backend only",
+                hint="use ring or direct on this backend, or the analytical backend",
+            )
+        d = phase.dim
+        phase.owner.work.record.dim_bytes[d] += up_bytes
+        wait = 0.0
+        inj = self.injection
+        if inj is not None:
+            now = self.queue.now
+            peer = phase.members[(phase.index + 1) % len(phase.members)]  # any: one uplink
+            wait = inj.reserve(phase.rank, peer, up_bytes, now) - now
+        key = (phase.tag, d, phase.members[0])
+        join = self._joins.get(key)
+        if join is None:
+            join = self._joins[key] = [0, []]
+        join[1].append((phase, down_bytes, up_bytes))
+        self.queue.schedule(wait + hop(d, up_bytes, wait), self._switch_arrive, key)
+
+    def _switch_arrive(self, key: tuple[int, int, int]) -> None:
+        join = self._joins[key]
+        join[0] += 1
+        phases = join[1]
+        if join[0] < len(phases[0][0].members):
+            return
+        del self._joins[key]
+        hop = self.network.switch_hop
+        schedule = self.queue.schedule
+        for phase, down, up in phases:
+            # the switch reduces and forwards packets as they arrive (SHARP streams): the
+            # result follows the last upload by one hop latency, plus whatever the download
+            # carries beyond the upload (all-gather's n x D)
+            schedule(hop(key[1], down, streamed=up), phase.on_recv_cb, None)
 
     def finish(self, phase: Phase) -> None:
         stream: Stream = phase.owner
@@ -343,6 +387,16 @@ class Engine:
         for (tag, src, dst, nbytes), phases in self._posted.items():
             for _ in phases:
                 out.append((dst, f"a {nbytes} B message of chunk {tag} from rank {src}"))
+        for (tag, dim, _first), (arrived, phases) in self._joins.items():
+            n = len(phases[0][0].members)
+            for phase, _down in phases:
+                out.append(
+                    (
+                        phase.rank,
+                        f"the switch's result of chunk {tag} on dimension {dim} "
+                        f"({arrived} of {n} members' data arrived)",
+                    )
+                )
         return out
 
 

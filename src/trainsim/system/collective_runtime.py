@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from trainsim.collectives import (
-    DOUBLE_BINARY_TREE,
+    ASYMMETRIC_KINDS,
     PLANNED_TYPES,
     ROOTED_TYPES,
     LogicalLayout,
@@ -488,7 +488,7 @@ class CollectiveRuntime:
             return False
         if any(t > self.queue.now for t in self._sym_busy.values()):
             return False
-        return all(spec.algo.kind != DOUBLE_BINARY_TREE for chunk in inst.chunks for spec in chunk)
+        return all(spec.algo.kind not in ASYMMETRIC_KINDS for chunk in inst.chunks for spec in chunk)
 
     def _run_symmetric(self, inst: _Instance, pending: list[Any]) -> bool:
         """Simulate one representative (``symmetric.SymmetricRunner``); every member finishes

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from trainsim.collectives import DOUBLE_BINARY_TREE, ROOTED_TYPES, LogicalLayout
+from trainsim.collectives import ASYMMETRIC_KINDS, ROOTED_TYPES, LogicalLayout
 from trainsim.collectives.plan import HALVING_DOUBLING
 from trainsim.network.analytical import AnalyticalNetwork
 from trainsim.topology.multidim import MESH, SWITCH
@@ -114,7 +114,7 @@ class GroupSymmetry:
         if inst.phase_type in ROOTED_TYPES:
             return False
         kinds = {spec.algo.kind for chunk in inst.chunks for spec in chunk}
-        if DOUBLE_BINARY_TREE in kinds:
+        if kinds & ASYMMETRIC_KINDS:
             return False
         now = rt.queue.now
         ranks = rt.engine.ranks

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from trainsim.collectives import DOUBLE_BINARY_TREE, LogicalLayout, PhaseSpec
+from trainsim.collectives import ASYMMETRIC_KINDS, LogicalLayout, PhaseSpec
 from trainsim.engine import EventQueue
 from trainsim.system.collective_engine import CollectiveRecord, RankWork, SymmetricEngine
 from trainsim.system.injection import InjectionPorts
@@ -51,8 +51,9 @@ class ThemisChoice:
 
 
 def symmetric_plan(plan: Plan) -> bool:
-    """True when every phase runs the same schedule on every member (no double binary tree)."""
-    return all(spec.algo.kind != DOUBLE_BINARY_TREE for chunk in plan for spec in chunk)
+    """True when every phase runs the same schedule on every member (no double binary tree,
+    no in-switch reduction)."""
+    return all(spec.algo.kind not in ASYMMETRIC_KINDS for chunk in plan for spec in chunk)
 
 
 def predict_finish_ns(
