@@ -111,16 +111,19 @@ class ProgressDisplay:
         self.bar.update(self.task, completed=done, sim=human_time(now_ns * 1e-9))
 
 
-def print_summary(console: Console, result: RunResult) -> None:
-    """A table of per-rank times; ranks with identical times share a row."""
+def print_summary(console: Console, result: RunResult, *, max_rows: int = 20) -> None:
+    """A table of per-rank times; ranks with identical times share a row, the slowest first."""
     rows: dict[tuple[float, ...], list[int]] = {}
     for r in result.ranks:
         rows.setdefault((r.finish_s, r.compute_s, r.comm_s, r.exposed_comm_s), []).append(r.rank)
     table = Table(title=f"{len(result.ranks)} ranks, makespan {human_time(result.makespan_s)}")
     for name in ("ranks", "finish", "compute", "communication", "exposed comm"):
         table.add_column(name, justify="right")
-    for (finish, compute, comm, exposed), ranks in rows.items():
+    shown = sorted(rows.items(), key=lambda item: -item[0][0])  # slowest classes first
+    for (finish, compute, comm, exposed), ranks in shown[:max_rows]:
         table.add_row(_rank_ranges(ranks), human_time(finish), human_time(compute), human_time(comm), human_time(exposed))
+    if len(shown) > max_rows:
+        table.caption = f"{len(shown) - max_rows} more classes of ranks (finishing earlier) not shown; --json has every rank"
     console.print(table)
 
 
