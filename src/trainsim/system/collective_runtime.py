@@ -391,13 +391,18 @@ class CollectiveRuntime:
         what = f"its {_NAMES[inst.comm_type]} of {request.size} B (chunks still running)"
         return RankWork(rank, len(inst.chunks), on_done, arg, record, what)
 
-    def _flush(self, inst: _Instance) -> None:
+    def _take_pending(self, inst: _Instance) -> list[Any]:
+        """The requests gathered for ``inst`` this tick (planning it on first use)."""
         inst.flush_scheduled = False
         pending, inst.pending = inst.pending, []
+        if pending and not inst.planned:
+            self._plan(inst, pending[0][1])
+        return pending
+
+    def _flush(self, inst: _Instance) -> None:
+        pending = self._take_pending(inst)
         if not pending:
             return
-        if not inst.planned:
-            self._plan(inst, pending[0][1])
         if self._replayed(inst):
             for rank, request, on_done, arg, _t in pending:
                 work = self._new_work(rank, inst, request, on_done, arg)

@@ -130,12 +130,9 @@ class RepresentativeRuntime(CollectiveRuntime):
     """A collective runtime in which one request stands for every member's identical request."""
 
     def _flush(self, inst: _Instance) -> None:
-        inst.flush_scheduled = False
-        pending, inst.pending = inst.pending, []
+        pending = self._take_pending(inst)
         if not pending:
             return
-        if not inst.planned:
-            self._plan(inst, pending[0][1])
         members = len(inst.members)
         inst.issued = members  # every member issues it at this tick, by symmetry
         if not self._symmetric_ok(inst, pending * members):

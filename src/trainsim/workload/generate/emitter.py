@@ -169,7 +169,7 @@ class Template:
                     for pos in positions.tolist():
                         involved[pos] = d
             self._involved_cache[key] = involved
-        return replace(g, pg_name=pg_name, comm_src=src, comm_dst=dst, involved_dim=involved, rank=rank, source=f"{g.source} rank {rank}", warnings=[])
+        return replace(g, pg_name=pg_name, comm_src=src, comm_dst=dst, involved_dim=involved, rank=rank, warnings=[])
 
 
 def has_peer_codes(graph: WorkloadGraph) -> bool:
