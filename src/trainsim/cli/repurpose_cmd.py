@@ -20,7 +20,7 @@ import typer
 
 from trainsim.cli.app import app
 from trainsim.errors import ConfigError
-from trainsim.system.api import BACKENDS
+from trainsim.system.modes import BACKENDS
 
 
 @app.command("repurpose")

@@ -22,7 +22,8 @@ from trainsim.report.breakdown import breakdown
 from trainsim.report.collectives import collective_rows
 from trainsim.report.perfetto import write_trace
 from trainsim.report.utilization import injection_utilization
-from trainsim.system.api import BACKENDS, COMPAT_MODES, load_inputs, simulate
+from trainsim.system.api import load_inputs, simulate
+from trainsim.system.modes import BACKENDS, COMPAT_MODES
 from trainsim.system.result import RunResult
 from trainsim.units import human_time
 

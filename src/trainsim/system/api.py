@@ -20,6 +20,7 @@ from trainsim.network.flow import FlowNetwork
 from trainsim.network.protocol import NetworkBackend
 from trainsim.system.executor import Executor
 from trainsim.system.group_symmetric import GroupSymmetryConflict
+from trainsim.system.modes import BACKENDS, COMPAT_MODES
 from trainsim.system.representative import (
     SymmetryBroken,
     representative_graph,
@@ -29,8 +30,6 @@ from trainsim.system.result import RunResult
 from trainsim.workload.graph import WorkloadGraph
 from trainsim.workload.micro import ReplicatedGraphs
 
-BACKENDS = ("congestion_unaware", "congestion_aware", "flow")
-COMPAT_MODES = ("default", "astra")
 
 
 def make_network(platform: Platform, queue: EventQueue, backend: str, *, compat_astra: bool) -> NetworkBackend:
