@@ -31,7 +31,6 @@ from trainsim.workload.graph import WorkloadGraph
 from trainsim.workload.micro import ReplicatedGraphs
 
 
-
 def make_network(platform: Platform, queue: EventQueue, backend: str, *, compat_astra: bool) -> NetworkBackend:
     """The network backend called ``backend`` over the platform's network."""
     if backend == "congestion_unaware":
