@@ -29,11 +29,9 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
-from pathlib import Path
 
 GiB = 2**30
 MiB = 2**20
@@ -146,6 +144,9 @@ def child(name: str, symmetry: str) -> int:
 def run_case_measured(case: Case, symmetry: str) -> dict:
     """Run one case in a child process; its peak RSS comes from ``os.wait4`` (per child, where
     ``RUSAGE_CHILDREN`` would be a running maximum over every child)."""
+    import subprocess  # here: the child (same file) should not pay for it
+    from pathlib import Path
+
     env = dict(os.environ)
     src = str(Path(__file__).resolve().parents[1] / "src")
     env["PYTHONPATH"] = src + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")

@@ -26,11 +26,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from trainsim.errors import ConfigError
 
@@ -92,6 +89,8 @@ def _parse_efficiency(raw: dict[str, Any] | None, base: Efficiency, where: str) 
 
 
 def _parse_table(text: str, where: str) -> dict[str, DeviceSpec]:
+    import yaml  # here, not at the top: a run that times no operator never reads the table
+
     data = yaml.safe_load(text)
     base = _parse_efficiency(data.get("default_efficiency"), Efficiency(), where)
     devices: dict[str, DeviceSpec] = {}
@@ -113,6 +112,8 @@ def _parse_table(text: str, where: str) -> dict[str, DeviceSpec]:
 @lru_cache(maxsize=1)
 def device_table() -> dict[str, DeviceSpec]:
     """The shipped device table, keyed by upper-case name."""
+    from importlib import resources
+
     text = resources.files("trainsim.compute").joinpath("devices.yaml").read_text()
     return _parse_table(text, "devices.yaml")
 
@@ -200,6 +201,8 @@ class OperatorTimer:
 
 def load_kernel_times(path: str | Path) -> dict[tuple[str, tuple[int, ...]], float]:
     """Read a measured-kernel table: YAML ``kernels: [{kind, shape: [..], time_us}]``."""
+    import yaml
+
     where = str(path)
     try:
         data = yaml.safe_load(Path(path).read_text())

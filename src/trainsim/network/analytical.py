@@ -25,6 +25,8 @@ from trainsim.topology import MultiDimTopology
 class AnalyticalNetwork:
     """Point-to-point delays on a multi-dimensional Ring / FullyConnected / Switch network."""
 
+    backend = "congestion_unaware"
+
     def __init__(self, spec: NetworkSpec, queue: EventQueue, *, compat_astra: bool = False) -> None:
         self.spec = spec
         self.queue = queue

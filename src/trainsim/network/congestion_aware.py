@@ -31,6 +31,8 @@ Message = list[Any]
 class CongestionAwareNetwork:
     """Store-and-forward network of FIFO links over a :class:`LinkGraph`."""
 
+    backend = "congestion_aware"
+
     def __init__(
         self,
         spec: NetworkSpec | None,

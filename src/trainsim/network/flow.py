@@ -31,6 +31,8 @@ _EPS_BYTES = 1e-6
 class FlowNetwork:
     """Max-min fair sharing of links by concurrent flows."""
 
+    backend = "flow"
+
     def __init__(self, spec: NetworkSpec | None, queue: EventQueue, *, compat_astra: bool = False, graph: LinkGraph | None = None) -> None:
         self.graph = graph = graph_of(spec, graph)
         self.queue = queue

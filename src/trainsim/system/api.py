@@ -15,8 +15,6 @@ from trainsim.config.types import Platform
 from trainsim.engine import EventQueue
 from trainsim.errors import ConfigError, TrainsimError
 from trainsim.network import AnalyticalNetwork
-from trainsim.network.congestion_aware import CongestionAwareNetwork
-from trainsim.network.flow import FlowNetwork
 from trainsim.network.protocol import NetworkBackend
 from trainsim.system.executor import Executor
 from trainsim.system.group_symmetric import GroupSymmetryConflict
@@ -35,9 +33,15 @@ def make_network(platform: Platform, queue: EventQueue, backend: str, *, compat_
     """The network backend called ``backend`` over the platform's network."""
     if backend == "congestion_unaware":
         return AnalyticalNetwork(platform.network, queue, compat_astra=compat_astra)
+    # The other backends are imported when chosen: the congestion-aware one brings the fabric
+    # builders (and numpy's graph code) with it.
     if backend == "congestion_aware":
+        from trainsim.network.congestion_aware import CongestionAwareNetwork
+
         return CongestionAwareNetwork(platform.network, queue, compat_astra=compat_astra)
     if backend == "flow":
+        from trainsim.network.flow import FlowNetwork
+
         return FlowNetwork(platform.network, queue, compat_astra=compat_astra)
     raise ConfigError(
         f"unknown network backend {backend!r}; expected one of {', '.join(BACKENDS)}",

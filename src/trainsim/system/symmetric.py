@@ -56,18 +56,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trainsim.collectives import LogicalLayout, Phase, PhaseSpec
 from trainsim.collectives.logical import NET
 from trainsim.engine import EventQueue
-from trainsim.network.analytical import AnalyticalNetwork
-from trainsim.network.congestion_aware import CongestionAwareNetwork
-from trainsim.network.flow import FlowNetwork
 from trainsim.system.collective_engine import CollectiveRecord, RankWork, Stream, SymmetricEngine
 from trainsim.system.injection import InjectionPorts
 from trainsim.topology import MultiDimTopology
 from trainsim.topology.multidim import FULLY_CONNECTED, RING, SWITCH
+
+if TYPE_CHECKING:  # backends are told apart by their ``backend`` name, so none is imported here
+    from trainsim.network.congestion_aware import CongestionAwareNetwork
+    from trainsim.network.flow import FlowNetwork
 
 VERTEX_TRANSITIVE = (RING, SWITCH, FULLY_CONNECTED)
 
@@ -84,9 +85,10 @@ def symmetric_backend(network: Any, topology: MultiDimTopology) -> bool:
     """Whether a representative may stand for every rank on this backend and network."""
     if not all(kind in VERTEX_TRANSITIVE for kind in topology.kinds):
         return False
-    if type(network) is AnalyticalNetwork:
+    backend = getattr(network, "backend", None)
+    if backend == "congestion_unaware":
         return True
-    if type(network) in (CongestionAwareNetwork, FlowNetwork):
+    if backend in ("congestion_aware", "flow"):
         return getattr(network.graph, "topology", None) is not None  # a multi-dim graph, no fabric
     return False
 
@@ -282,10 +284,12 @@ class SymmetricRunner:
         strict: bool = False,
     ) -> None:
         self.network = network
+        # the backend's name (None for a backend of the user's): told apart without importing them
+        self.backend: str | None = getattr(network, "backend", None)
         self.topology = topology
         self.engine_kwargs = engine_kwargs
         self.injection = injection
-        self.memo = memo and type(network) is not FlowNetwork  # flow times are not whole ns
+        self.memo = memo and self.backend != "flow"  # flow times are not whole ns
         self.strict = strict
         self.tie_runs = 0  # collectives whose run had an order-dependent same-tick tie
         self._phase_memo: dict[tuple[int, PhaseSpec], tuple[float, tuple[tuple[int, int], ...]]] = {}
@@ -311,10 +315,10 @@ class SymmetricRunner:
         key = (id(layout), tuple(tuple(c) for c in chunks))
         if key in self._refused:
             return None
-        congestion_aware = type(self.network) is CongestionAwareNetwork
+        congestion_aware = self.backend == "congestion_aware"
         if congestion_aware and self.network.messages_sent != self.network.messages_delivered:
             return None  # other traffic (sends) still on the links: they are shared
-        if type(self.network) is FlowNetwork and self.network.active_flows:
+        if self.backend == "flow" and self.network.active_flows:
             return None  # other flows on the links share them
         hit = self._collective_memo.get(key) if self.memo else None
         if hit is not None:
@@ -348,7 +352,7 @@ class SymmetricRunner:
         private.now = start_ns
         links: CongestionAwareNetwork | FlowNetwork | None = None
         net = self.network
-        if type(net) is CongestionAwareNetwork or type(net) is FlowNetwork:
+        if self.backend in ("congestion_aware", "flow"):
             links = type(net)(None, private, compat_astra=net.compat_astra, graph=net.graph)
         done: list[RankWork] = []
         engine = MemoEngine(
