@@ -11,15 +11,10 @@ import time
 from pathlib import Path
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from trainsim.cli.app import app
-from trainsim.compute import OperatorTimer, load_kernel_times
 from trainsim.errors import ConfigError
 from trainsim.units import GB, human_time
-from trainsim.workload.generate import Parallelism, generate
-from trainsim.workload.models import get_model
 
 
 def _sizes(text: str | None) -> tuple[int, ...] | None:
@@ -62,7 +57,10 @@ def generate_command(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
 ) -> None:
     """Generate one training step's per-rank workload graphs."""
+    from trainsim.compute import OperatorTimer, load_kernel_times
     from trainsim.workload.chakra import write_workload  # lands with the Chakra writer
+    from trainsim.workload.generate import Parallelism, generate
+    from trainsim.workload.models import get_model
 
     start = time.perf_counter()
     spec = get_model(model, seq=seq or None)
@@ -102,6 +100,9 @@ def generate_command(
     if json_path is not None:
         json_path.write_text(json.dumps(summary, indent=1) + "\n")
     if not quiet:
+        from rich.console import Console
+        from rich.table import Table
+
         console = Console()
         table = Table(title=f"{spec.name} on {par.world} ranks ({device}): {workload.info['microbatches']} micro-batches per step")
         for col in ("stage", "nodes", "compute", "weights GB", "grads GB", "optimizer GB", "activations GB", "total GB"):

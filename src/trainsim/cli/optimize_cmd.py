@@ -11,25 +11,31 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from trainsim.cli.app import app
 from trainsim.errors import ConfigError
-from trainsim.optimize.api import budget_sweep, load_workloads
-from trainsim.optimize.bandwidth import OBJECTIVES, BandwidthResult, optimize_bandwidth
-from trainsim.optimize.cost import cost_coefficients
-from trainsim.optimize.libra_inputs import load_communicator, load_cost_model, load_network
 from trainsim.units import human_time
+
+if TYPE_CHECKING:
+    import numpy as np
+    from rich.console import Console
+
+    from trainsim.optimize.bandwidth import BandwidthResult
+
+OBJECTIVES = ("perf", "perf_per_cost")
+"""``trainsim.optimize.bandwidth.OBJECTIVES``, for ``--help`` without importing the optimizer
+(scipy); tests/cli/test_startup.py checks that the two agree."""
 
 optimize_app = typer.Typer(help="Optimize a platform design (LIBRA bandwidth allocation).", no_args_is_help=True)
 app.add_typer(optimize_app, name="optimize")
 
 
 def _budgets(spec: str | None, total: float) -> list[float]:
+    import numpy as np
+
     if spec is None:
         return [float(x) for x in np.linspace(0.25 * total, 2.0 * total, 12)]
     try:
@@ -57,6 +63,13 @@ def bandwidth_command(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
 ) -> None:
     """Per-dimension bandwidths that minimize step time (or time x cost) under constraints."""
+    from rich.console import Console
+
+    from trainsim.optimize.api import budget_sweep, load_workloads
+    from trainsim.optimize.bandwidth import optimize_bandwidth
+    from trainsim.optimize.cost import cost_coefficients
+    from trainsim.optimize.libra_inputs import load_communicator, load_cost_model, load_network
+
     net = load_network(network)
     traffic = load_workloads(net, workload, list(communicator) or None, pipelined=not no_pipeline)
     if weight and len(weight) != len(traffic):
@@ -103,6 +116,9 @@ def bandwidth_command(
 
 
 def print_result(console: Console, result: BandwidthResult, dim_bytes: list[np.ndarray]) -> None:
+    import numpy as np
+    from rich.table import Table
+
     table = Table(title=f"LIBRA bandwidths ({result.objective})")
     for name in ("dimension", "optimum GB/s", "equal split GB/s", "bytes per rank per step"):
         table.add_column(name, justify="right")

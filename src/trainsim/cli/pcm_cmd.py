@@ -10,26 +10,34 @@ import json
 import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from trainsim.cli.app import app
 from trainsim.errors import ConfigError
-from trainsim.memory.pcm import study
-from trainsim.memory.pcm.config import PcmConfig, ReadMetric, Scheme
-from trainsim.memory.pcm.trace import read_trace
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from trainsim.memory.pcm import study
+    from trainsim.memory.pcm.config import PcmConfig, Scheme
+
+PAPER_TRI_WRITE_REDUCTION = 0.561
+"""``study.PAPER_REDUCTIONS[Scheme.TRI][1]``, the default of ``pcm calibrate --target``, for
+``--help`` without importing the study (numpy); tests/cli/test_startup.py checks that the two
+agree."""
 
 pcm_app = typer.Typer(
     help="Tri-level MLC phase-change memory: latency, IPC and sweeps.", no_args_is_help=True
 )
 app.add_typer(pcm_app, name="pcm")
-console = Console()
 
 
 def _schemes(scheme: str) -> tuple[Scheme, ...]:
+    from trainsim.memory.pcm import study
+    from trainsim.memory.pcm.config import Scheme
+
     if scheme == "all":
         return study.SCHEMES
     try:
@@ -51,6 +59,8 @@ def _config(
     instructions: int,
     seed: int,
 ) -> PcmConfig:
+    from trainsim.memory.pcm.config import PcmConfig, ReadMetric
+
     try:
         read_metric = ReadMetric(metric.upper())
     except ValueError:
@@ -75,6 +85,8 @@ def _pct(x: float) -> str:
 
 def _table(title: str, columns: str) -> Table:
     """A table with right-justified columns named by ``columns`` (``-`` stands for a space)."""
+    from rich.table import Table
+
     t = Table(title=title)
     for col in columns.split():
         t.add_column(col.replace("-", " "), justify="right")
@@ -82,6 +94,8 @@ def _table(title: str, columns: str) -> Table:
 
 
 def _comparison_table(title: str, comp: study.Comparison) -> Table:
+    from trainsim.memory.pcm.config import Scheme
+
     t = _table(
         title,
         "scheme read-ns write-ns read-red. write-red. relaxed-writes 3-level-reads bank-util IPC"
@@ -108,6 +122,8 @@ def _comparison_table(title: str, comp: study.Comparison) -> Table:
 def _sweep_table(
     title: str, label: str, points: list[study.SweepPoint], schemes: tuple[Scheme, ...]
 ) -> Table:
+    from rich.table import Table
+
     t = Table(title=title)
     t.add_column(label, justify="right")
     for s in schemes:
@@ -154,6 +170,10 @@ def _gap_table(d: study.Diagnosis) -> Table:
 
 
 def _band_table(band: study.IpcBand, schemes: tuple[Scheme, ...]) -> Table:
+    from rich.table import Table
+
+    from trainsim.memory.pcm.config import Scheme
+
     t = Table(title="IPC band (closed loop, per-core IPC)")
     t.add_column("MPKI", justify="right")
     t.add_column("ROB", justify="right")
@@ -180,6 +200,8 @@ def _plots(
     schemes: tuple[Scheme, ...],
 ) -> list[Path]:
     import matplotlib
+
+    from trainsim.memory.pcm.config import Scheme
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -281,6 +303,8 @@ def _json(
     seconds: float,
     diagnosis: study.Diagnosis | None = None,
 ) -> dict[str, Any]:
+    from trainsim.memory.pcm.config import Scheme
+
     def comp(c: study.Comparison) -> dict[str, Any]:
         d: dict[str, Any] = {"results": {k: asdict(r) for k, r in c.results.items()}, **c.extra}
         for s in c.results:
@@ -362,6 +386,13 @@ def study_cmd(
     ] = Path("out/pcm"),
 ) -> None:
     """Compare base, tri and tri+fpc; print tables, write plots and results.json into --out."""
+    from rich.console import Console
+
+    from trainsim.memory.pcm import study
+    from trainsim.memory.pcm.config import Scheme
+    from trainsim.memory.pcm.trace import read_trace
+
+    console = Console()
     t0 = time.perf_counter()
     cfg = _config(spare_bits, faults, relaxed, read_metric, cores, mpki, rob, instructions, seed)
     schemes = _schemes(scheme)
@@ -420,11 +451,17 @@ def study_cmd(
 def calibrate_cmd(
     target: Annotated[
         float, typer.Option("--target", help="Write-latency reduction of tri to match.")
-    ] = study.PAPER_REDUCTIONS[Scheme.TRI][1],
+    ] = PAPER_TRI_WRITE_REDUCTION,
     data: Annotated[str, typer.Option("--data")] = "mix",
     seed: Annotated[int, typer.Option("--seed")] = 1,
 ) -> None:
     """Calibrate the merged level's SET pulses against the write-latency figure (closed loop)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from trainsim.memory.pcm import study
+    from trainsim.memory.pcm.config import PcmConfig
+
     cfg = PcmConfig(seed=seed)
     cal = study.calibrate(cfg, study.Pool.of(data, seed=seed), target)
     t = Table(
@@ -434,4 +471,4 @@ def calibrate_cmd(
     t.add_column("tri write reduction", justify="right")
     for r, red in cal.reductions.items():
         t.add_row(f"{r}{' (chosen)' if r == cal.chosen else ''}", _pct(red))
-    console.print(t)
+    Console().print(t)

@@ -10,22 +10,19 @@ import json
 import time
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from trainsim.cli.app import app
-from trainsim.report.breakdown import breakdown
-from trainsim.report.collectives import collective_rows
-from trainsim.report.perfetto import write_trace
-from trainsim.report.utilization import injection_utilization
-from trainsim.system.api import load_inputs, simulate
 from trainsim.system.modes import BACKENDS, COMPAT_MODES
-from trainsim.system.result import RunResult
 from trainsim.units import human_time
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from trainsim.system.result import RunResult
 
 
 @app.command("run")
@@ -45,6 +42,10 @@ def run_command(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
 ) -> None:
     """Simulate one training step of a workload on a platform."""
+    from rich.console import Console
+
+    from trainsim.system.api import load_inputs, simulate
+
     prefix = workload or workload_configuration
     err = Console(stderr=True)
     with warnings.catch_warnings(record=True) as caught:
@@ -64,8 +65,14 @@ def run_command(
     with ProgressDisplay(enabled=not quiet and not to_stdout) as display:
         result = simulate(plat, graphs, backend=backend, compat=compat, progress=display.update)
     if trace_path is not None:
+        from trainsim.report.perfetto import write_trace
+
         write_trace(trace_path, result, expand=expand)
     if json_path is not None:
+        from trainsim.report.breakdown import breakdown
+        from trainsim.report.collectives import collective_rows
+        from trainsim.report.utilization import injection_utilization
+
         document = result.to_dict()
         document["breakdown"] = [b.to_dict() for b in breakdown(result)]
         document["collectives"] = collective_rows(result, plat.network)
@@ -85,6 +92,8 @@ class ProgressDisplay:
     terminal only: never in piped output or ``--json -``."""
 
     def __init__(self, *, enabled: bool, delay_s: float = 1.0) -> None:
+        from rich.console import Console
+
         self.console = Console(stderr=True)
         self.enabled = enabled and self.console.is_terminal
         self.delay_s = delay_s
@@ -103,6 +112,14 @@ class ProgressDisplay:
         if not self.enabled or time.monotonic() - self.start < self.delay_s:
             return
         if self.bar is None:
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+
             self.bar = Progress(
                 TextColumn("simulating"), BarColumn(), MofNCompleteColumn(), TextColumn("nodes, at {task.fields[sim]}"),
                 TimeElapsedColumn(), console=self.console, transient=True,
@@ -114,6 +131,8 @@ class ProgressDisplay:
 
 def print_summary(console: Console, result: RunResult, *, max_rows: int = 20) -> None:
     """A table of per-rank times; ranks with identical times share a row, the slowest first."""
+    from rich.table import Table
+
     rows: dict[tuple[float, ...], list[int]] = {}
     for r in result.ranks:
         rows.setdefault((r.finish_s, r.compute_s, r.comm_s, r.exposed_comm_s), []).append(r.rank)

@@ -13,7 +13,6 @@ from typing import Annotated
 import typer
 
 from trainsim.cli.app import app
-from trainsim.config.platform import platform_json_schema
 
 
 @app.command("schema")
@@ -23,6 +22,8 @@ def schema(
     ] = None,
 ) -> None:
     """Print the JSON Schema of trainsim's native platform YAML."""
+    from trainsim.config.platform import platform_json_schema
+
     text = json.dumps(platform_json_schema(), indent=2) + "\n"
     if out is None:
         typer.echo(text, nl=False)

@@ -7,16 +7,6 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-from rich.table import Table
 from typer.core import TyperGroup
 
 from trainsim.cli.app import app
@@ -44,6 +34,16 @@ def sweep_run(
     quiet: bool = typer.Option(False, "--quiet", "-q"),
 ) -> None:
     """Run every combination of a sweep file that the store does not hold yet."""
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
     from trainsim.sweep import load_sweep
     from trainsim.sweep.runner import run_sweep
     from trainsim.sweep.store import SweepStore
@@ -81,6 +81,9 @@ def sweep_show(
     where_expr: str | None = typer.Option(None, "--where", help="Keep rows where this expression holds, e.g. 'size == 1073741824'."),
 ) -> None:
     """Print the best rows of a sweep store."""
+    from rich.console import Console
+    from rich.table import Table
+
     from trainsim.sweep.evaluate import METRICS
     from trainsim.sweep.results import best_rows, export, load_results, where
 
