@@ -191,11 +191,14 @@ def main(argv: list[str]) -> int:
     for name in names:
         case = BY_NAME[name]
         best = None
+        procs = []
         for _ in range(repeat):
             row = run_case_measured(case, symmetry)
+            procs.append(row["proc_wall_s"])
             if best is None or row["wall_s"] < best["wall_s"]:
                 best = row
         assert best is not None
+        best["proc_wall_s"] = min(procs)  # best of the repeats, as for wall
         ratio = case.astra_wall_s / best["wall_s"] if case.astra_wall_s else None
         proc_ratio = case.astra_wall_s / best["proc_wall_s"] if case.astra_wall_s else None
         best.update(astra_wall_s=case.astra_wall_s, astra_mb=case.astra_mb, ratio=ratio, proc_ratio=proc_ratio)
