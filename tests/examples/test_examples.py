@@ -26,3 +26,18 @@ def test_oversubscribed_fat_tree_slows_all_to_all():
     times = _load("fat_tree_alltoall").main()
     assert times["flow, 1:1 fat-tree"] == pytest.approx(times["unaware (no contention)"], rel=0.02)
     assert 1.5 < times["oversubscription_slowdown"] < 2.0
+
+
+def test_dgx_a100_platform_is_the_benchmarks_platform():
+    """examples/dgx_a100 is the platform docs/generator.md simulates GPT-3 on, and
+    bench/generate_gpt3.py's."""
+    import sys
+
+    from trainsim.config.platform import load_platform
+
+    sys.path.insert(0, str(EXAMPLES.parent / "bench"))
+    try:
+        from generate_gpt3 import dgx_a100
+    finally:
+        sys.path.pop(0)
+    assert load_platform(EXAMPLES / "dgx_a100" / "platform.yaml") == dgx_a100(1024)

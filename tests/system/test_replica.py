@@ -7,7 +7,7 @@ from trainsim.compute import OperatorTimer
 from trainsim.config.types import DimSpec, NetworkSpec, Platform
 from trainsim.errors import ConfigError
 from trainsim.system.api import simulate
-from trainsim.system.replica import simulate_replica
+from trainsim.system.replica import simulate_generated, simulate_replica
 from trainsim.workload.generate import Parallelism, generate
 from trainsim.workload.models import get_model
 
@@ -45,6 +45,32 @@ def test_slice_equals_full(tp, pp, dp, sizes, extra):
     # every rank of replica 0 finishes when it does in the full run
     for rank in sliced.sync_s:
         assert sliced.run.ranks[rank].finish_s == pytest.approx(full.ranks[rank].finish_s, rel=1e-12)
+    # and reports it as the full run does: the stand-ins' time is communication, not compute
+    for got in sliced.rank_results():
+        want = full.ranks[got.rank]
+        for name in ("finish_s", "compute_s", "comm_s", "exposed_comm_s"):
+            assert getattr(got, name) == pytest.approx(getattr(want, name), rel=1e-9, abs=1e-12), name
+
+
+def test_simulate_generated_takes_the_slice_when_it_can():
+    sizes = (8, 2)
+    par = Parallelism(tp=2, pp=2, dp=4, micro_batch=1, global_batch=16, recompute="full")
+    w = generate(_shrunk_1_7b(), par, OperatorTimer("A100"), network_sizes=sizes)
+    run = simulate_generated(_platform(sizes), w)
+    full = simulate(w.platform(_platform(sizes)), w.graphs)
+    assert run.mode == "replica slice" and run.why_every_rank == ""
+    assert len(run.ranks) == 4 and run.world == 16
+    assert run.makespan_s == pytest.approx(full.makespan_s, rel=1e-12)
+    assert run.to_dict()["ranks_simulated"] == 4
+
+
+def test_simulate_generated_says_why_it_ran_every_rank():
+    w = generate(_shrunk_1_7b(), Parallelism(tp=1, pp=1, dp=4, zero=3, global_batch=4), OperatorTimer("A100"))
+    run = simulate_generated(_platform((4,)), w)
+    assert run.mode == "every rank" and "ZeRO-3" in run.why_every_rank
+    assert len(run.ranks) == 4
+    assert run.makespan_s == simulate(w.platform(_platform((4,))), w.graphs).makespan_s
+    assert simulate_generated(_platform((4,)), w, replica_slice=False).why_every_rank == ""
 
 
 def test_slice_refuses_what_it_cannot_reproduce():

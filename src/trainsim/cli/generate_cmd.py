@@ -1,7 +1,9 @@
 """`trainsim generate`: per-rank Chakra workloads from a model and a parallelization strategy.
 
 Writes ``PREFIX.<rank>.et`` (through the Chakra writer) and ``PREFIX.comm_groups.json``
-(ASTRA-sim's ``--comm-group-configuration``), and prints the per-stage memory and graph sizes.
+(ASTRA-sim's ``--comm-group-configuration``) with ``--out``; simulates the step in memory on a
+native platform file with ``--platform`` (one data-parallel replica when it stands for all:
+``system/replica.py``); prints the per-stage memory and graph sizes.
 """
 
 from __future__ import annotations
@@ -9,12 +11,23 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from trainsim.cli.app import app
 from trainsim.errors import ConfigError
+from trainsim.system.modes import BACKENDS
 from trainsim.units import GB, human_time
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from rich.console import Console
+
+    from trainsim.system.replica import GeneratedRun
+    from trainsim.workload.generate import GeneratedWorkload
+    from trainsim.workload.graph import WorkloadGraph
 
 
 def _sizes(text: str | None) -> tuple[int, ...] | None:
@@ -32,7 +45,10 @@ def _sizes(text: str | None) -> tuple[int, ...] | None:
 @app.command("generate")
 def generate_command(
     model: str = typer.Argument(..., help="Zoo model name (e.g. gpt3-175b, llama3-70b, resnet50) or a Hugging Face config.json."),
-    out: str = typer.Option(..., "--out", "-o", help="Output prefix: writes PREFIX.<rank>.et and PREFIX.comm_groups.json."),
+    out: str | None = typer.Option(None, "--out", "-o", help="Output prefix: writes PREFIX.<rank>.et and PREFIX.comm_groups.json."),
+    platform_path: Path | None = typer.Option(None, "--platform", help="Native platform YAML: simulate the generated step on it, in memory (no files needed)."),
+    backend: str = typer.Option("congestion_unaware", "--backend", help=f"Network backend of the simulation: {', '.join(BACKENDS)}."),
+    every_rank: bool = typer.Option(False, "--every-rank", help="Simulate every rank, even where one data-parallel replica stands for all."),
     tp: int = typer.Option(1, "--tp", help="Tensor-parallel degree."),
     pp: int = typer.Option(1, "--pp", help="Pipeline-parallel degree."),
     dp: int = typer.Option(1, "--dp", help="Data-parallel degree."),
@@ -56,13 +72,35 @@ def generate_command(
     json_path: Path | None = typer.Option(None, "--json", help="Write a JSON summary (memory per stage, node counts)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
 ) -> None:
-    """Generate one training step's per-rank workload graphs."""
+    """Generate one training step's per-rank workload graphs; write them (--out), simulate them
+    on a platform (--platform), or both."""
     from trainsim.compute import OperatorTimer, load_kernel_times
-    from trainsim.workload.chakra import write_workload  # lands with the Chakra writer
     from trainsim.workload.generate import Parallelism, generate
     from trainsim.workload.models import get_model
 
+    if out is None and platform_path is None:
+        raise ConfigError(
+            "nothing to do: no --out and no --platform",
+            hint="--out PREFIX writes the rank files, --platform FILE simulates the step; give either or both",
+        )
+    if backend not in BACKENDS:
+        raise ConfigError(f"unknown network backend {backend!r}; expected one of {', '.join(BACKENDS)}", field="--backend")
     start = time.perf_counter()
+    platform = None
+    sizes = _sizes(network_dims)
+    if platform_path is not None:
+        from trainsim.config.platform import load_platform
+
+        platform = load_platform(platform_path)
+        if sizes is None:
+            sizes = platform.network.sizes
+        elif tuple(sizes) != tuple(platform.network.sizes):
+            raise ConfigError(
+                f"--network-dims {network_dims} differs from the platform's dimensions "
+                f"{','.join(str(s) for s in platform.network.sizes)}",
+                file=str(platform_path),
+                field="--network-dims",
+            )
     spec = get_model(model, seq=seq or None)
     par = Parallelism(
         tp=tp,
@@ -82,38 +120,94 @@ def generate_command(
         granularity=granularity,  # type: ignore[arg-type]
     )
     timer = OperatorTimer(device, overrides=load_kernel_times(kernel_times) if kernel_times else None)
-    workload = generate(spec, par, timer, network_sizes=_sizes(network_dims), check_memory=memory_check)
+    workload = generate(spec, par, timer, network_sizes=sizes, check_memory=memory_check)
     generated = time.perf_counter() - start
-    Path(out).parent.mkdir(parents=True, exist_ok=True)
-    write_workload(out, workload.graphs)
-    workload.write_comm_groups(f"{out}.comm_groups.json")
-    total = time.perf_counter() - start
-    summary = {
+    summary: dict[str, Any] = {
         **workload.info,
-        "prefix": out,
-        "comm_groups": f"{out}.comm_groups.json",
         "group_names": workload.group_names,
         "memory": [m.to_dict() for m in workload.memory],
         "generate_s": generated,
-        "total_s": total,
     }
+    if out is not None:
+        from trainsim.workload.chakra import write_workload
+
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        write_workload(out, workload.graphs)
+        workload.write_comm_groups(f"{out}.comm_groups.json")
+        summary.update(prefix=out, comm_groups=f"{out}.comm_groups.json", write_s=time.perf_counter() - start - generated)
+    run = None
+    if platform is not None:
+        from trainsim.system.replica import simulate_generated
+
+        run = simulate_generated(platform, workload, backend=backend, replica_slice=not every_rank)
+        summary["simulation"] = {
+            **run.to_dict(),
+            "platform": str(platform_path),
+            "backend": backend,
+            "flop_per_gpu": executed_flop(workload.graphs) / par.world,
+            "flops_per_gpu": executed_flop(workload.graphs) / par.world / run.makespan_s if run.makespan_s > 0 else None,
+        }
+    total = time.perf_counter() - start
+    summary["total_s"] = total
     if json_path is not None:
         json_path.write_text(json.dumps(summary, indent=1) + "\n")
     if not quiet:
+        _print(workload, spec.name, par.world, device)
         from rich.console import Console
-        from rich.table import Table
 
         console = Console()
-        table = Table(title=f"{spec.name} on {par.world} ranks ({device}): {workload.info['microbatches']} micro-batches per step")
-        for col in ("stage", "nodes", "compute", "weights GB", "grads GB", "optimizer GB", "activations GB", "total GB"):
-            table.add_column(col, justify="right")
-        for stage, mem in enumerate(workload.memory):
-            nodes = workload.info["nodes_per_stage"][stage] if stage < len(workload.info["nodes_per_stage"]) else 0
-            comp = workload.info["compute_s_per_stage"][min(stage, len(workload.info["compute_s_per_stage"]) - 1)]
-            table.add_row(
-                str(stage), str(nodes), human_time(comp),
-                f"{mem.weights / GB:.2f}", f"{mem.gradients / GB:.2f}", f"{mem.optimizer / GB:.2f}",
-                f"{(mem.activations + mem.transient) / GB:.2f}", f"{mem.total / GB:.2f}",
-            )
-        console.print(table)
-        console.print(f"wrote {par.world} rank files {out}.<rank>.et and {out}.comm_groups.json in {human_time(total)} (generation {human_time(generated)})")
+        if out is not None:
+            console.print(f"wrote {par.world} rank files {out}.<rank>.et and {out}.comm_groups.json in {human_time(summary['write_s'])}")
+        if run is not None:
+            _print_run(console, run, summary["simulation"])
+        console.print(f"total {human_time(total)} (generation {human_time(generated)})")
+
+
+def executed_flop(graphs: Sequence[WorkloadGraph]) -> float:
+    """FLOPs the compute nodes of all ranks execute (recomputation included); ranks that share
+    arrays (one pipeline stage) are summed once per array."""
+    from trainsim.enums import NodeType
+
+    per_array: dict[int, float] = {}
+    total = 0.0
+    for g in graphs:
+        key = id(g.num_ops)
+        flop = per_array.get(key)
+        if flop is None:
+            flop = per_array[key] = float(g.num_ops[g.types == NodeType.COMP_NODE].sum())
+        total += flop
+    return total
+
+
+def _print(workload: GeneratedWorkload, name: str, world: int, device: str) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    table = Table(title=f"{name} on {world} ranks ({device}): {workload.info['microbatches']} micro-batches per step")
+    for col in ("stage", "nodes", "compute", "weights GB", "grads GB", "optimizer GB", "activations GB", "total GB"):
+        table.add_column(col, justify="right")
+    for stage, mem in enumerate(workload.memory):
+        nodes = workload.info["nodes_per_stage"][stage] if stage < len(workload.info["nodes_per_stage"]) else 0
+        comp = workload.info["compute_s_per_stage"][min(stage, len(workload.info["compute_s_per_stage"]) - 1)]
+        table.add_row(
+            str(stage), str(nodes), human_time(comp),
+            f"{mem.weights / GB:.2f}", f"{mem.gradients / GB:.2f}", f"{mem.optimizer / GB:.2f}",
+            f"{(mem.activations + mem.transient) / GB:.2f}", f"{mem.total / GB:.2f}",
+        )  # fmt: skip
+    console.print(table)
+
+
+def _print_run(console: Console, run: GeneratedRun, simulation: dict[str, Any]) -> None:
+    from trainsim.cli.run_cmd import print_summary
+
+    title = f"step {human_time(run.makespan_s)}, {len(run.ranks)} of {run.world} ranks simulated"
+    print_summary(console, run.ranks, run.makespan_s, title=title)
+    if run.mode == "replica slice":
+        console.print("data-parallel replica 0 simulated; the other replicas repeat it", highlight=False, soft_wrap=True)
+    if run.why_every_rank:
+        console.print(f"every rank simulated: {run.why_every_rank}", highlight=False, soft_wrap=True)
+    rate = simulation["flops_per_gpu"]
+    if rate is not None:
+        console.print(f"{rate / 1e12:.1f} TFLOP/s per GPU executed (recomputation included)")
+    console.print(f"simulated in {human_time(run.wall_s)}, {run.events:,} events")

@@ -19,10 +19,12 @@ from trainsim.system.modes import BACKENDS, COMPAT_MODES
 from trainsim.units import human_time
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from rich.console import Console
     from rich.progress import Progress
 
-    from trainsim.system.result import RunResult
+    from trainsim.system.result import RankResult
 
 
 @app.command("run")
@@ -84,7 +86,7 @@ def run_command(
             return
         json_path.write_text(text + "\n")
     if not quiet:
-        print_summary(Console(), result)
+        print_summary(Console(), result.ranks, result.makespan_s)
 
 
 class ProgressDisplay:
@@ -129,19 +131,21 @@ class ProgressDisplay:
         self.bar.update(self.task, completed=done, sim=human_time(now_ns * 1e-9))
 
 
-def print_summary(console: Console, result: RunResult, *, max_rows: int = 20) -> None:
+def print_summary(
+    console: Console, ranks: Sequence[RankResult], makespan_s: float, *, title: str | None = None, max_rows: int = 20
+) -> None:
     """A table of per-rank times; ranks with identical times share a row, the slowest first."""
     from rich.table import Table
 
     rows: dict[tuple[float, ...], list[int]] = {}
-    for r in result.ranks:
+    for r in ranks:
         rows.setdefault((r.finish_s, r.compute_s, r.comm_s, r.exposed_comm_s), []).append(r.rank)
-    table = Table(title=f"{len(result.ranks)} ranks, makespan {human_time(result.makespan_s)}")
+    table = Table(title=title or f"{len(ranks)} ranks, makespan {human_time(makespan_s)}")
     for name in ("ranks", "finish", "compute", "communication", "exposed comm"):
         table.add_column(name, justify="right")
     shown = sorted(rows.items(), key=lambda item: -item[0][0])  # slowest classes first
-    for (finish, compute, comm, exposed), ranks in shown[:max_rows]:
-        table.add_row(_rank_ranges(ranks), human_time(finish), human_time(compute), human_time(comm), human_time(exposed))
+    for (finish, compute, comm, exposed), members in shown[:max_rows]:
+        table.add_row(_rank_ranges(members), human_time(finish), human_time(compute), human_time(comm), human_time(exposed))
     if len(shown) > max_rows:
         table.caption = f"{len(shown) - max_rows} more classes of ranks (finishing earlier) not shown; --json has every rank"
     console.print(table)

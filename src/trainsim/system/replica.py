@@ -29,14 +29,16 @@ all-to-alls cross replicas during the step); ZeRO stage below 3 and no
 ``overlap_grad_reduce`` (their reductions overlap compute and each other); in every graph
 only compute and cross-replica collectives follow the first cross-replica collective.
 
-Reported per rank: the slice run's compute/communication times include the stand-in nodes as
-compute. Times in seconds.
+Reported per rank: ``ReplicaResult.run`` counts the stand-in nodes as compute;
+:meth:`ReplicaResult.rank_results` moves them back to communication (they hold the rank's
+communication slot, not its GPU). :func:`simulate_generated` picks the slice when it applies
+and every rank otherwise. Times in seconds.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -45,7 +47,7 @@ from trainsim.config.types import Platform
 from trainsim.enums import NodeType
 from trainsim.errors import ConfigError
 from trainsim.system.api import simulate
-from trainsim.system.result import RunResult
+from trainsim.system.result import RankResult, RunResult
 from trainsim.workload.generate import GeneratedWorkload
 from trainsim.workload.graph import GraphBuilder, WorkloadGraph
 
@@ -65,6 +67,18 @@ class ReplicaResult:
     ranks_simulated: int
     wall_s: dict[str, float] = field(default_factory=dict)
     events: int = 0
+
+    def rank_results(self) -> list[RankResult]:
+        """Replica 0's ranks as the full run reports them: each stand-in's time (the rank's
+        cross-replica collectives, which run one after another once its other communication
+        is done) moved from compute to communication, and exposed communication with it."""
+        out = []
+        for rank, times in self.sync_s.items():
+            r = self.run.ranks[rank]
+            held = sum(times)
+            compute = r.compute_s - held
+            out.append(replace(r, compute_s=compute, comm_s=r.comm_s + held, exposed_comm_s=max(0.0, r.finish_s - compute)))
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -210,3 +224,60 @@ def simulate_replica(
         wall_s={"sync": t1 - t0, "replica": t2 - t1},
         events=run.events,
     )
+
+
+@dataclass
+class GeneratedRun:
+    """One step of a generated workload. ``ranks``: the per-rank results that were simulated
+    (every rank, or data-parallel replica 0's ranks, which the other replicas repeat up to
+    renaming); ``mode`` says which, ``why_every_rank`` why a slice was not taken ("" when it
+    was or was not asked for). ``wall_s``: seconds the simulation took."""
+
+    makespan_s: float
+    ranks: list[RankResult]
+    mode: str
+    why_every_rank: str
+    events: int
+    wall_s: float
+    world: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "makespan_s": self.makespan_s,
+            "mode": self.mode,
+            "why_every_rank": self.why_every_rank,
+            "ranks_simulated": len(self.ranks),
+            "world": self.world,
+            "events": self.events,
+            "wall_s": self.wall_s,
+            "ranks": [asdict(r) for r in self.ranks],
+        }
+
+
+def simulate_generated(
+    platform: Platform,
+    workload: GeneratedWorkload,
+    *,
+    backend: str = "congestion_unaware",
+    replica_slice: bool = True,
+) -> GeneratedRun:
+    """One training step of ``workload`` on ``platform`` (its communicator groups are added
+    here): a replica slice when ``replica_slice`` and the slice's preconditions hold (the
+    reason is kept when they do not), else every rank."""
+    platform = workload.platform(platform)
+    world = len(workload.graphs)
+    t0 = time.perf_counter()
+    why = ""
+    if replica_slice:
+        try:
+            _check(workload, backend)
+            sliced = simulate_replica(platform, workload, backend=backend)
+        except ConfigError as exc:
+            why = str(exc)
+        else:
+            return GeneratedRun(
+                sliced.makespan_s, sliced.rank_results(), "replica slice", "", sliced.events,
+                time.perf_counter() - t0, world,
+            )
+    full = simulate(platform, workload.graphs, backend=backend)
+    return GeneratedRun(full.makespan_s, list(full.ranks), "every rank", why, full.events, time.perf_counter() - t0, world)
