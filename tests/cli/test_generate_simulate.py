@@ -39,12 +39,13 @@ def test_simulates_one_replica_and_writes_no_files(tmp_path, platform_file, caps
     summary_path = tmp_path / "s.json"
     assert main(["generate", *SMALL, "--platform", str(platform_file), "--json", str(summary_path)]) == 0
     printed = " ".join(capsys.readouterr().out.split())
-    assert "4 of 16 ranks simulated" in printed
-    assert "data-parallel replica 0 simulated; the other replicas repeat it" in printed
+    assert "2 of 16 ranks simulated" in printed
+    assert "data-parallel replica 0 (4 ranks) stands for every replica; one rank per pipeline stage" in printed
     assert "TFLOP/s per GPU" in printed
     assert sorted(p.name for p in tmp_path.iterdir()) == ["platform.yaml", "s.json"]
     sim = json.loads(summary_path.read_text())["simulation"]
-    assert sim["mode"] == "replica slice" and sim["ranks_simulated"] == 4 and sim["world"] == 16
+    assert sim["mode"] == "replica slice" and sim["ranks_simulated"] == 2 and sim["world"] == 16
+    assert len(sim["ranks"]) == 4
     assert sim["makespan_s"] == pytest.approx(_full_makespan(platform_file), rel=1e-12)
     assert sim["flops_per_gpu"] == pytest.approx(sim["flop_per_gpu"] / sim["makespan_s"])
 

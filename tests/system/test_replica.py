@@ -40,12 +40,15 @@ def test_slice_equals_full(tp, pp, dp, sizes, extra):
     platform = w.platform(_platform(sizes))
     full = simulate(platform, w.graphs)
     sliced = simulate_replica(platform, w)
-    assert sliced.ranks_simulated == tp * pp
+    # a stage's tensor-parallel peers mirror its first rank: one rank per stage runs
+    assert sliced.ranks_simulated == pp
+    assert len(sliced.mirror_of) == (tp - 1) * pp
     assert sliced.makespan_s == pytest.approx(full.makespan_s, rel=1e-12)
-    # every rank of replica 0 finishes when it does in the full run
-    for rank in sliced.sync_s:
-        assert sliced.run.ranks[rank].finish_s == pytest.approx(full.ranks[rank].finish_s, rel=1e-12)
-    # and reports it as the full run does: the stand-ins' time is communication, not compute
+    unmirrored = simulate_replica(platform, w, mirror=False)
+    assert unmirrored.ranks_simulated == tp * pp and not unmirrored.mirror_of
+    assert unmirrored.rank_results() == sliced.rank_results()  # exactly
+    # every rank of replica 0 finishes when it does in the full run, and is reported as the full
+    # run reports it: the stand-ins' time is communication, not compute
     for got in sliced.rank_results():
         want = full.ranks[got.rank]
         for name in ("finish_s", "compute_s", "comm_s", "exposed_comm_s"):
@@ -61,7 +64,7 @@ def test_simulate_generated_takes_the_slice_when_it_can():
     assert run.mode == "replica slice" and run.why_every_rank == ""
     assert len(run.ranks) == 4 and run.world == 16
     assert run.makespan_s == pytest.approx(full.makespan_s, rel=1e-12)
-    assert run.to_dict()["ranks_simulated"] == 4
+    assert run.to_dict()["ranks_simulated"] == 2  # one per stage: the TP peer mirrors it
 
 
 def test_simulate_generated_says_why_it_ran_every_rank():
@@ -98,8 +101,8 @@ def test_stand_in_waits_for_the_last_send():
     sliced = simulate_replica(platform, w)
     last = [r for r in sliced.sync_s if w.stage_of_rank[r] == 1]
     assert last
-    for rank in sliced.sync_s:
-        assert sliced.run.ranks[rank].finish_s == pytest.approx(full.ranks[rank].finish_s, rel=1e-12)
+    for got in sliced.rank_results():
+        assert got.finish_s == pytest.approx(full.ranks[got.rank].finish_s, rel=1e-12)
 
 
 def test_generated_groups_enter_the_platform_as_tuples():
@@ -108,3 +111,20 @@ def test_generated_groups_enter_the_platform_as_tuples():
     assert groups and all(k == str(int(k)) for k in groups)
     assert all(isinstance(m, tuple) and all(type(r) is int for r in m) for m in groups.values())
     assert {tuple(m) for m in w.comm_groups.values()} == set(groups.values())
+
+
+@pytest.mark.parametrize("symmetry", [True, False])
+def test_mirrors_issue_with_their_representative(symmetry):
+    """A mirror runs no graph; its collectives join its representative's, through the group
+    symmetric path or rank by rank, and the representative's times are the full run's."""
+    from trainsim.workload.graph import GraphBuilder
+
+    sizes = (4,)
+    w = generate(_shrunk_1_7b(layers=2), Parallelism(tp=4, pp=1, dp=1, global_batch=1), OperatorTimer("A100"), network_sizes=sizes)
+    platform = w.platform(_platform(sizes))
+    full = simulate(platform, w.graphs, symmetry=symmetry)
+    empty = GraphBuilder(source="mirror").build()
+    graphs = [w.graphs[0], empty, empty, empty]
+    run = simulate(platform, graphs, symmetry=symmetry, mirrors={0: (1, 2, 3)})
+    assert run.ranks[0] == full.ranks[0]
+    assert [r.nodes for r in run.ranks[1:]] == [0, 0, 0]

@@ -201,10 +201,15 @@ def _print(workload: GeneratedWorkload, name: str, world: int, device: str) -> N
 def _print_run(console: Console, run: GeneratedRun, simulation: dict[str, Any]) -> None:
     from trainsim.cli.run_cmd import print_summary
 
-    title = f"step {human_time(run.makespan_s)}, {len(run.ranks)} of {run.world} ranks simulated"
+    title = f"step {human_time(run.makespan_s)}, {run.ranks_simulated} of {run.world} ranks simulated"
     print_summary(console, run.ranks, run.makespan_s, title=title)
     if run.mode == "replica slice":
-        console.print("data-parallel replica 0 simulated; the other replicas repeat it", highlight=False, soft_wrap=True)
+        console.print(
+            f"data-parallel replica 0 ({len(run.ranks)} ranks) stands for every replica"
+            + ("; one rank per pipeline stage for its tensor-parallel peers" if run.ranks_simulated < len(run.ranks) else ""),
+            highlight=False,
+            soft_wrap=True,
+        )
     if run.why_every_rank:
         console.print(f"every rank simulated: {run.why_every_rank}", highlight=False, soft_wrap=True)
     rate = simulation["flops_per_gpu"]

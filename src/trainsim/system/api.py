@@ -63,6 +63,7 @@ def simulate(
     compat: str | None = None,
     symmetry: bool | Literal["strict"] = True,
     progress: Callable[[float, int, int], None] | None = None,
+    mirrors: dict[int, tuple[int, ...]] | None = None,
 ) -> RunResult:
     """Run one step of ``graphs`` (one per rank) on ``platform``.
 
@@ -79,7 +80,12 @@ def simulate(
     (``result.info["symmetric_ties"]`` counts them; the fast path then gives the symmetric,
     order-independent answer). ``symmetry="strict"`` runs those collectives rank by rank, so
     the result is always the rank-by-rank one. ``result.info["symmetry"]`` says which path ran,
-    or why the whole-step one could not."""
+    or why the whole-step one could not.
+
+    ``mirrors`` (rank -> ranks) names ranks that behave exactly as another rank, up to renaming:
+    their graphs are not run (pass empty ones), they issue their representative's collectives
+    on groups holding them, and their results are left to the caller. The caller guarantees the
+    equivalence (``system/replica.py`` checks it for generated workloads)."""
     compat = compat or platform.compat
     compat_astra = _check_compat(compat)
     npus = platform.network.npus
@@ -90,7 +96,7 @@ def simulate(
             field="npus_count",
         )
     how = "off"
-    if symmetry:
+    if symmetry and not mirrors:
         graph = representative_graph(platform, graphs, backend)
         blocker = graph if isinstance(graph, str) else ""
         if not isinstance(graph, str):
@@ -110,11 +116,11 @@ def simulate(
                 return result
         how = f"per collective (whole step not symmetric: {blocker})"
     try:
-        collectives, result = _run(platform, graphs, backend, compat_astra, symmetry, bool(symmetry), progress)
+        collectives, result = _run(platform, graphs, backend, compat_astra, symmetry, bool(symmetry), progress, mirrors)
     except GroupSymmetryConflict as exc:
         # a member overlapped two collectives: rerun without group symmetry (group_symmetric.py)
         how = f"{how}; group symmetry off ({exc})" if symmetry else how
-        collectives, result = _run(platform, graphs, backend, compat_astra, symmetry, False, progress)
+        collectives, result = _run(platform, graphs, backend, compat_astra, symmetry, False, progress, mirrors)
     result.info.update({"backend": backend, "compat": compat, "npus": npus, "symmetry": how})
     if collectives is not None:
         result.info["symmetric_ties"] = collectives.symmetric_ties
@@ -129,20 +135,19 @@ def _run(
     symmetry: bool | Literal["strict"],
     group_symmetry: bool,
     progress: Callable[[float, int, int], None] | None,
+    mirrors: dict[int, tuple[int, ...]] | None = None,
 ) -> tuple[Any, RunResult]:
     queue = EventQueue()
     network = make_network(platform, queue, backend, compat_astra=compat_astra)
-    collectives = _collective_runtime(platform, network, queue, compat_astra, symmetry, group_symmetry)
+    collectives = _collective_runtime(platform, network, queue, compat_astra, symmetry, group_symmetry, mirrors)
     executor = Executor(platform, graphs, network, queue, collectives=collectives, compat_astra=compat_astra)
     return collectives, executor.run(progress)
 
 
-def _collective_runtime(platform: Platform, network: NetworkBackend, queue: EventQueue, compat_astra: bool, symmetry: bool | Literal["strict"] = True, group_symmetry: bool = False) -> Any:
-    try:
-        from trainsim.system.collective_runtime import CollectiveRuntime
-    except ImportError:
-        return None
-    return CollectiveRuntime(platform, network, queue, compat_astra=compat_astra, symmetry=symmetry, group_symmetry=group_symmetry)
+def _collective_runtime(platform: Platform, network: NetworkBackend, queue: EventQueue, compat_astra: bool, symmetry: bool | Literal["strict"] = True, group_symmetry: bool = False, mirrors: dict[int, tuple[int, ...]] | None = None) -> Any:
+    from trainsim.system.collective_runtime import CollectiveRuntime
+
+    return CollectiveRuntime(platform, network, queue, compat_astra=compat_astra, symmetry=symmetry, group_symmetry=group_symmetry, mirrors=mirrors)
 
 
 def load_inputs(

@@ -95,6 +95,10 @@ class _Instance:
     same_tick: bool = True
 
 
+def _mirror_done(_arg: Any) -> None:
+    """A mirror rank's collective finished: nothing waits for it (it runs no graph)."""
+
+
 class CollectiveRuntime:
     """Runs collectives for every rank; implements ``collective_api.CollectiveRuntime``."""
 
@@ -107,6 +111,7 @@ class CollectiveRuntime:
         compat_astra: bool = False,
         symmetry: bool | Literal["strict"] = True,
         group_symmetry: bool = False,
+        mirrors: dict[int, tuple[int, ...]] | None = None,
     ) -> None:
         self.platform = platform
         self.network = network
@@ -154,6 +159,10 @@ class CollectiveRuntime:
         # communicator-group collectives by a representative member (``group_symmetric``)
         self._groups = GroupSymmetry(self) if group_symmetry else None
         self.themis_choices: list[themis_guard.ThemisChoice] = []  # Themis' guarded decisions
+        # rank -> ranks that behave exactly as it and run no graph (``system/replica.py``
+        # checks that): they issue each of its collectives on a group holding them, with it
+        self._mirrors = mirrors or {}
+        self._mirror_ranks = {m for ms in self._mirrors.values() for m in ms}
 
     # -- the protocol ------------------------------------------------------------------------
     def issue(
@@ -217,6 +226,12 @@ class CollectiveRuntime:
         if now != inst.first_issue_ns:
             inst.same_tick = False
         inst.pending.append((rank, request, on_done, arg, now))
+        if rank in self._mirrors:
+            for mirror in self._mirrors[rank]:
+                if group is None or mirror in group:
+                    inst.issued += 1
+                    # the representative's request: past this point a request's rank is the tuple's
+                    inst.pending.append((mirror, request, _mirror_done, None, now))
         if not inst.flush_scheduled:
             inst.flush_scheduled = True
             self.queue.schedule(0.0, self._flush, inst)
@@ -514,7 +529,11 @@ class CollectiveRuntime:
         self.queue.events_processed += outcome.events
         end = outcome.end_ns
         works = []
+        mirrors = self._mirror_ranks
         for rank, request, on_done, arg, _t in pending:
+            if rank in mirrors:  # it runs nothing and reports its representative's times
+                busy[rank] = end
+                continue
             self._priority(rank, request)
             work = self._new_work(rank, inst, request, on_done, arg)
             work.record.dim_bytes = list(outcome.dim_bytes)

@@ -67,6 +67,8 @@ class ReplicaResult:
     ranks_simulated: int
     wall_s: dict[str, float] = field(default_factory=dict)
     events: int = 0
+    mirror_of: dict[int, int] = field(default_factory=dict)
+    """Replica-0 ranks that were not run because they behave as another (:func:`tensor_mirrors`)."""
 
     def rank_results(self) -> list[RankResult]:
         """Replica 0's ranks as the full run reports them: each stand-in's time (the rank's
@@ -74,7 +76,9 @@ class ReplicaResult:
         is done) moved from compute to communication, and exposed communication with it."""
         out = []
         for rank, times in self.sync_s.items():
-            r = self.run.ranks[rank]
+            r = self.run.ranks[self.mirror_of.get(rank, rank)]
+            if r.rank != rank:
+                r = replace(r, rank=rank)
             held = sum(times)
             compute = r.compute_s - held
             out.append(replace(r, compute_s=compute, comm_s=r.comm_s + held, exposed_comm_s=max(0.0, r.finish_s - compute)))
@@ -182,11 +186,14 @@ def simulate_replica(
     workload: GeneratedWorkload,
     *,
     backend: str = "congestion_unaware",
+    mirror: bool = True,
 ) -> ReplicaResult:
     """One training step of ``workload`` on ``platform`` (the full platform, with the workload's
     communicator groups: :meth:`GeneratedWorkload.platform`), simulating data-parallel
     replica 0 and the cross-replica collectives separately. Equal to
-    ``simulate(platform, workload.graphs).makespan_s`` under the preconditions of this module."""
+    ``simulate(platform, workload.graphs).makespan_s`` under the preconditions of this module.
+    With ``mirror``, the tensor-parallel peers of a stage's first rank run as its mirrors
+    (:func:`tensor_mirrors`) when they provably behave as it."""
     _check(workload, backend)
     stages = max(workload.stage_of_rank) + 1
     positions = [_cross_positions(workload, s) for s in range(stages)]
@@ -214,24 +221,125 @@ def simulate_replica(
         duration[pos] = sync[rank]
         graphs.append(replace(base, duration_s=duration, pg_name=g.pg_name, comm_src=g.comm_src, comm_dst=g.comm_dst,
                               involved_dim=g.involved_dim, rank=rank, source=g.source))
-    run = simulate(platform, graphs, backend=backend)
+    mirrors = tensor_mirrors(platform, workload, graphs, replica0) if mirror else {}
+    for ms in mirrors.values():
+        for m in ms:
+            graphs[m] = empty
+    run = simulate(platform, graphs, backend=backend, mirrors=mirrors or None)
     t2 = time.perf_counter()
     return ReplicaResult(
         makespan_s=run.makespan_s,
         run=run,
         sync_s={r: sync[r] for r in replica0},
-        ranks_simulated=len(replica0),
+        ranks_simulated=len(replica0) - sum(len(ms) for ms in mirrors.values()),
         wall_s={"sync": t1 - t0, "replica": t2 - t1},
         events=run.events,
+        mirror_of={m: rep for rep, ms in mirrors.items() for m in ms},
     )
+
+
+# Columns a mirror's graph must share with its representative's; the rank-specific ones
+# (pg_name, comm_src, comm_dst) are checked through the renaming instead.
+_SAME_COLUMNS = (
+    "ids", "types", "duration_s", "is_cpu_op", "num_ops", "tensor_size", "comm_type", "comm_size",
+    "comm_tag", "comm_priority", "data_dep_ptr", "data_dep_ids", "ctrl_dep_ptr", "ctrl_dep_ids",
+)  # fmt: skip
+
+
+def tensor_mirrors(
+    platform: Platform, workload: GeneratedWorkload, graphs: list[WorkloadGraph], replica0: list[int]
+) -> dict[int, tuple[int, ...]]:
+    """Replica 0's ranks of each pipeline stage that behave exactly as the stage's first rank
+    (its tensor-parallel peers), as ``{representative: mirrors}``; ``{}`` when that cannot be
+    shown.
+
+    Rank ``i`` of a stage mirrors rank 0 of it when renaming rank ``i`` of every stage to rank
+    0 of that stage turns its graph into rank 0's: the same arrays apart from peers and
+    groups; each send / receive peer renamed to the representative's peer along the same
+    network path (dimension and coordinate offset, so the same delay); each collective either
+    on the very group of the representative's node when that group is the stage's ranks (run
+    once, with every member: ``CollectiveRuntime``'s mirrors), or on a group that renames,
+    member by member and with the same path between every two members, to the
+    representative's group. Then, under the
+    congestion-unaware backend, every event of the mirror happens when the representative's
+    does, so the mirror's run is the representative's."""
+    from trainsim.topology import MultiDimTopology
+
+    stages: dict[int, list[int]] = {}
+    for r in replica0:
+        stages.setdefault(workload.stage_of_rank[r], []).append(r)
+    width = {len(rs) for rs in stages.values()}
+    if len(width) != 1 or width == {1}:
+        return {}
+    net = platform.network
+    topo = MultiDimTopology([d.kind for d in net.dims], net.sizes)
+    groups = {name: tuple(members) for name, members in platform.comm_groups.items()}
+
+    def shape(a: int, b: int) -> tuple[int, int]:
+        d = topo.first_diff_dim(a, b)
+        if d < 0:
+            return (-1, 0)
+        return (d, (topo.coords(b)[d] - topo.coords(a)[d]) % topo.sizes[d])
+
+    mirrors: dict[int, tuple[int, ...]] = {}
+    for i in range(1, width.pop()):
+        rename = {rs[i]: rs[0] for rs in stages.values()}
+        for rs in stages.values():
+            if not _mirrors_rank(graphs[rs[i]], graphs[rs[0]], rs, rename, groups, shape):
+                return {}
+    for rs in stages.values():
+        mirrors[rs[0]] = tuple(rs[1:])
+    return mirrors
+
+
+def _mirrors_rank(
+    mine: WorkloadGraph,
+    rep: WorkloadGraph,
+    stage_ranks: list[int],
+    rename: dict[int, int],
+    groups: dict[str, tuple[int, ...]],
+    shape: Any,
+) -> bool:
+    """Whether ``mine`` is ``rep`` renamed (:func:`tensor_mirrors`)."""
+    for name in _SAME_COLUMNS:
+        a, b = getattr(mine, name), getattr(rep, name)
+        if a is not b and not np.array_equal(a, b):
+            return False
+    if mine.involved_dim != rep.involved_dim or mine.use_ctrl_deps != rep.use_ctrl_deps:
+        return False
+    me, them = mine.rank, rep.rank
+    for kind, column in ((NodeType.COMM_SEND_NODE, "comm_dst"), (NodeType.COMM_RECV_NODE, "comm_src")):
+        pos = np.flatnonzero(mine.types == kind)
+        pairs = set(zip(getattr(mine, column)[pos].tolist(), getattr(rep, column)[pos].tolist(), strict=True))
+        for peer, rep_peer in pairs:
+            if rename.get(peer) != rep_peer or shape(me, peer) != shape(them, rep_peer):
+                return False
+    stage = set(stage_ranks)
+    colls = np.flatnonzero(mine.types == NodeType.COMM_COLL_NODE).tolist()
+    for name, rep_name in {(mine.pg_name[p], rep.pg_name[p]) for p in colls}:
+        group, rep_group = groups.get(name), groups.get(rep_name)
+        if group is None or rep_group is None:
+            return False  # a whole-machine collective: every replica takes part
+        if name == rep_name:
+            if set(group) != stage:
+                return False
+            continue
+        renamed = tuple(rename.get(r, -1) for r in group)
+        if renamed != rep_group:
+            return False
+        if any(shape(a, b) != shape(rename[a], rename[b]) for a in group for b in group):
+            return False
+    return True
 
 
 @dataclass
 class GeneratedRun:
-    """One step of a generated workload. ``ranks``: the per-rank results that were simulated
-    (every rank, or data-parallel replica 0's ranks, which the other replicas repeat up to
-    renaming); ``mode`` says which, ``why_every_rank`` why a slice was not taken ("" when it
-    was or was not asked for). ``wall_s``: seconds the simulation took."""
+    """One step of a generated workload. ``ranks``: per-rank results (every rank, or
+    data-parallel replica 0's ranks, which the other replicas repeat up to renaming);
+    ``ranks_simulated`` of them ran their graphs (a slice runs one rank per pipeline stage when
+    its tensor-parallel peers mirror it); ``mode`` says which, ``why_every_rank`` why a slice
+    was not taken ("" when it was or was not asked for). ``wall_s``: seconds the simulation
+    took."""
 
     makespan_s: float
     ranks: list[RankResult]
@@ -240,13 +348,14 @@ class GeneratedRun:
     events: int
     wall_s: float
     world: int
+    ranks_simulated: int
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "makespan_s": self.makespan_s,
             "mode": self.mode,
             "why_every_rank": self.why_every_rank,
-            "ranks_simulated": len(self.ranks),
+            "ranks_simulated": self.ranks_simulated,
             "world": self.world,
             "events": self.events,
             "wall_s": self.wall_s,
@@ -277,7 +386,8 @@ def simulate_generated(
         else:
             return GeneratedRun(
                 sliced.makespan_s, sliced.rank_results(), "replica slice", "", sliced.events,
-                time.perf_counter() - t0, world,
+                time.perf_counter() - t0, world, sliced.ranks_simulated,
             )
     full = simulate(platform, workload.graphs, backend=backend)
-    return GeneratedRun(full.makespan_s, list(full.ranks), "every rank", why, full.events, time.perf_counter() - t0, world)
+    ranks = list(full.ranks)
+    return GeneratedRun(full.makespan_s, ranks, "every rank", why, full.events, time.perf_counter() - t0, world, len(ranks))
