@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-QUICK = ["astra_reference.py", "ring1024_allreduce.py", "sweep_overhead.py", "chakra_read.py", "scale.py"]
+QUICK = ["astra_reference.py", "ring1024_allreduce.py", "sweep_overhead.py", "chakra_read.py", "scale.py", "startup.py"]
 LONG = ["congestion.py", "generate_gpt3.py"]
 
 
