@@ -21,11 +21,12 @@ from __future__ import annotations
 import copy
 import dataclasses
 import hashlib
+import io
 import os
 import re
 import shutil
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from io import BufferedIOBase
 from pathlib import Path
 from typing import Any, Literal
@@ -43,7 +44,9 @@ from trainsim.workload.chakra_attrs import (
     AttrSpec,
     UnusableValue,
 )
-from trainsim.workload.chakra_wire import iter_frames, open_trace, write_frame
+from trainsim.workload.chakra_decode import RowCache, decode_file
+from trainsim.workload.chakra_encode import EMPTY_NODE, encode_frames
+from trainsim.workload.chakra_wire import encode_varint, iter_frames, open_trace, read_plain
 from trainsim.workload.cycles import ctrl_deps_closing_cycles
 from trainsim.workload.diagnostics import WarningTally, emit_trace_warnings
 from trainsim.workload.graph import Attr, GraphBuilder, WorkloadGraph
@@ -53,11 +56,11 @@ DEFAULT_VERSION = "0.0.4"
 """GlobalMetadata.version written when the graph carries no metadata of its own."""
 
 _MODELLED_NODE_FIELDS = ("id", "name", "type", "ctrl_deps", "data_deps", "duration_micros")
-_EMPTY_NODE = b"\x08\x00"
-"""A Node that serializes to nothing (id 0, all defaults) is written as an explicit ``id = 0``:
-a zero-length message stops chakra's Python reader."""
 _COMM_NODE_TYPES = (NodeType.COMM_SEND_NODE, NodeType.COMM_RECV_NODE, NodeType.COMM_COLL_NODE)
 _INT8_MAX = 127
+_WHOLE_FILE_BYTES = 256 << 20
+"""Uncompressed files up to this size are decoded column-wise in memory when all their nodes
+are canonical (chakra_decode.decode_file); larger ones stream through the row-by-row reader."""
 _RANK_SUFFIX = re.compile(r"\.(\d+)\.et(\.gz)?$")
 
 
@@ -86,17 +89,31 @@ def _rank_from_name(path: Path) -> int:
     return int(match.group(1)) if match else 0
 
 
-def _read_graph(path: Path, rank: int, ctrl_deps: CtrlDepsPolicy) -> WorkloadGraph:
+def _read_graph(
+    path: Path, rank: int, ctrl_deps: CtrlDepsPolicy, cache: RowCache | None = None
+) -> WorkloadGraph:
     if ctrl_deps not in ("both", "data_only"):
         raise ValueError(f"ctrl_deps must be 'both' or 'data_only', not {ctrl_deps!r}")
+    cache = cache or RowCache()
     builder = GraphBuilder(str(path), rank, use_ctrl_deps=ctrl_deps == "both")
     tally = WarningTally()
+    fields = None
     try:
         with open_trace(path) as stream:
-            _NodeDecoder(builder, tally).consume(stream)
+            data = read_plain(stream, _WHOLE_FILE_BYTES)
+            fields = None if data is None else decode_file(data, cache.tails)
+            if fields is None:
+                _NodeDecoder(builder, tally, cache).consume(
+                    stream if data is None else io.BytesIO(data)
+                )
     except (OSError, EOFError, zlib.error) as exc:
         raise TraceError(f"cannot read the file ({exc})", file=str(path), rank=rank) from exc
-    graph = builder.build()
+    if fields is None:
+        graph = builder.build()
+    else:
+        graph = WorkloadGraph(
+            **fields, source=builder.source, rank=rank, use_ctrl_deps=builder.use_ctrl_deps
+        )
     _drop_dangling_deps(graph, tally)
     _note_graph_level_problems(graph, tally)
     _require_acyclic(graph, tally)
@@ -105,11 +122,15 @@ def _read_graph(path: Path, rank: int, ctrl_deps: CtrlDepsPolicy) -> WorkloadGra
 
 
 class _NodeDecoder:
-    """Turns the messages of one file into GraphBuilder rows, tallying tolerated problems."""
+    """Turns the messages of one file into GraphBuilder rows, tallying tolerated problems.
 
-    def __init__(self, builder: GraphBuilder, tally: WarningTally) -> None:
+    Nodes in the canonical layout come decoded from ``cache``; the others are parsed as protobuf
+    messages (:meth:`add_node`)."""
+
+    def __init__(self, builder: GraphBuilder, tally: WarningTally, cache: RowCache) -> None:
         self.builder = builder
         self.tally = tally
+        self.cache = cache
         self.node = schema.Node()
         self.offset = 0
 
@@ -126,8 +147,14 @@ class _NodeDecoder:
                 "the file is empty; a Chakra ET file starts with a GlobalMetadata message"
             )
         self.builder.metadata = self._checked_metadata(first[1])
+        row_of = self.cache.row
+        add_row = self.builder.add_row
         for self.offset, data in frames:
-            self.add_node(data)
+            row = row_of(data)
+            if row is None:
+                self.add_node(data)
+            else:
+                add_row(*row, b"")
 
     def _checked_metadata(self, data: bytes) -> bytes:
         try:
@@ -296,6 +323,7 @@ def read_workload(
         npus = count_rank_files(prefix)
     paths = _existing_rank_files(prefix, npus)
     first_of_content: dict[bytes, WorkloadGraph] = {}
+    cache = RowCache()
     copies: dict[bytes, int] = {}
     graphs = []
     for rank, path in enumerate(paths):
@@ -304,7 +332,8 @@ def read_workload(
             graphs.append(_with_rank(first_of_content[digest], path, rank))
             copies[digest] += 1
         else:
-            graphs.append(first_of_content.setdefault(digest, _read_graph(path, rank, ctrl_deps)))
+            graph = _read_graph(path, rank, ctrl_deps, cache)
+            graphs.append(first_of_content.setdefault(digest, graph))
             copies[digest] = 0
     for digest, graph in first_of_content.items():
         also = f" (and {copies[digest]} identical rank files)" if copies[digest] else ""
@@ -353,16 +382,10 @@ def write_rank(path: str | os.PathLike[str], graph: WorkloadGraph) -> Path:
     not fit ASTRA-sim's attribute type (e.g. a negative ``comm_size``) is a :class:`TraceError`.
     """
     path = Path(path)
+    data = encode_rank_file(graph, str(path))
     partial = path.with_name(path.name + ".tmp")
     try:
-        with open(partial, "wb") as out:
-            write_frame(
-                out,
-                graph.metadata
-                or schema.GlobalMetadata(version=DEFAULT_VERSION).SerializeToString(),
-            )
-            for data in _encoded_nodes(graph, str(path)):
-                write_frame(out, data)
+        partial.write_bytes(data)
         os.replace(partial, path)
     finally:
         partial.unlink(missing_ok=True)
@@ -398,15 +421,49 @@ def _same_content(a: WorkloadGraph, b: WorkloadGraph) -> bool:
     )
 
 
-def _encoded_nodes(graph: WorkloadGraph, file: str) -> Iterator[bytes]:
+def encode_rank_file(graph: WorkloadGraph, file: str = "") -> bytes:
+    """The bytes :func:`write_rank` writes for ``graph``; ``file`` names it in errors.
+
+    Nodes are encoded column-wise (:func:`~trainsim.workload.chakra_encode.encode_frames`); a node
+    carrying ``extra`` fields, or a graph holding a value that encoder does not cover, goes
+    through protobuf message objects (:func:`encode_nodes_with_messages`), which give the same
+    bytes and refuse what ASTRA-sim's types cannot hold.
+    """
+    metadata = graph.metadata or schema.GlobalMetadata(version=DEFAULT_VERSION).SerializeToString()
+    parts = [encode_varint(len(metadata)), metadata]
+    columnwise = encode_frames(graph)
+    if columnwise is None:
+        for data in encode_nodes_with_messages(graph, file):
+            parts += (encode_varint(len(data)), data)
+        return b"".join(parts)
+    buffer, starts = columnwise
+    with_extra = [pos for pos, extra in enumerate(graph.extra) if extra]
+    if not with_extra:
+        return b"".join([*parts, buffer.tobytes()])
+    frames = buffer.tobytes()
+    bounds = starts.tolist()
+    done = 0
+    for pos, data in zip(with_extra, encode_nodes_with_messages(graph, file, with_extra), strict=True):
+        parts += (frames[bounds[done] : bounds[pos]], encode_varint(len(data)), data)
+        done = pos + 1
+    parts.append(frames[bounds[done] :])
+    return b"".join(parts)
+
+
+def encode_nodes_with_messages(
+    graph: WorkloadGraph, file: str, positions: Iterable[int] | None = None
+) -> Iterator[bytes]:
+    """The serialized Node of each position (default: all), built as protobuf messages."""
     columns = {spec.name: _column(graph, spec.name) for spec in STANDARD_ATTRS}
+    bits = [(spec, int(spec.bit)) for spec in STANDARD_ATTRS]
     ids = graph.ids.tolist()
     types = graph.types.tolist()
     durations = graph.duration_s.tolist()
     present = graph.present.tolist()
     data_ptr, data_ids = graph.data_dep_ptr.tolist(), graph.data_dep_ids.tolist()
     ctrl_ptr, ctrl_ids = graph.ctrl_dep_ptr.tolist(), graph.ctrl_dep_ids.tolist()
-    for pos, node_id in enumerate(ids):
+    for pos in range(len(ids)) if positions is None else positions:
+        node_id = ids[pos]
         node = schema.Node(
             id=node_id,
             name=graph.names[pos],
@@ -415,12 +472,12 @@ def _encoded_nodes(graph: WorkloadGraph, file: str) -> Iterator[bytes]:
             data_deps=data_ids[data_ptr[pos] : data_ptr[pos + 1]],
             duration_micros=_micros(durations[pos], file, graph.rank, node_id),
         )
-        for spec in STANDARD_ATTRS:
-            if present[pos] & spec.bit:
+        for spec, bit in bits:
+            if present[pos] & bit:
                 _write_attribute(node, spec, columns[spec.name][pos], (file, graph.rank, node_id))
         if graph.extra[pos]:
             node.MergeFromString(graph.extra[pos])
-        yield node.SerializeToString() or _EMPTY_NODE
+        yield node.SerializeToString() or EMPTY_NODE
 
 
 def _column(graph: WorkloadGraph, name: str) -> Any:

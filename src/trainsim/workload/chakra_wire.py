@@ -10,10 +10,10 @@ object; gzip input (magic ``1f 8b``) is decompressed on the fly. Sizes are bytes
 from __future__ import annotations
 
 import gzip
+import os
 from collections.abc import Callable, Iterator
 from io import BufferedIOBase
 from pathlib import Path
-from typing import BinaryIO
 
 from trainsim.errors import TraceError
 
@@ -35,12 +35,6 @@ def encode_varint(value: int) -> bytes:
     return bytes(out)
 
 
-def write_frame(out: BinaryIO, message: bytes) -> None:
-    """Write one length-delimited message."""
-    out.write(encode_varint(len(message)))
-    out.write(message)
-
-
 def open_trace(path: Path) -> BufferedIOBase:
     """Open a rank file for reading, decompressing it if it starts with the gzip magic."""
     with open(path, "rb") as probe:
@@ -50,62 +44,81 @@ def open_trace(path: Path) -> BufferedIOBase:
     return open(path, "rb")
 
 
+def read_plain(stream: BufferedIOBase, limit: int) -> bytes | None:
+    """The whole content of an uncompressed file stream of at most ``limit`` bytes, else None
+    (nothing is read then)."""
+    if isinstance(stream, gzip.GzipFile) or os.fstat(stream.fileno()).st_size > limit:
+        return None
+    return stream.read()
+
+
 def iter_frames(stream: BufferedIOBase, *, file: str, rank: int) -> Iterator[tuple[int, bytes]]:
     """Yield ``(byte offset, message bytes)`` for each message until EOF.
 
-    Raises :class:`TraceError` naming the file, rank and byte offset on a malformed length
-    prefix or a message cut short by the end of the file.
+    The stream is read in chunks of :data:`_READ_CHUNK` bytes. Raises :class:`TraceError` naming
+    the file, rank and byte offset on a malformed length prefix or a message cut short by the end
+    of the file.
     """
     read = stream.read
-    offset = 0
+    buffer, pos, offset = b"", 0, 0  # offset: where buffer[pos] lies in the file
     while True:
-        first = read(1)
-        if not first:
-            return
-        length, prefix_bytes = _finish_varint(read, first[0], file=file, rank=rank, offset=offset)
+        if len(buffer) - pos < _MAX_VARINT_BYTES:
+            buffer = buffer[pos:] + read(_READ_CHUNK)
+            pos = 0
+            if not buffer:
+                return
+        length = buffer[pos]
+        if length < 0x80:
+            start = pos + 1
+        else:
+            length, start = _buffered_varint(buffer, pos, file=file, rank=rank, offset=offset)
         if length > MAX_MESSAGE_BYTES:
             raise TraceError(
                 f"length prefix at byte {offset} says {length} bytes, over protobuf's 2 GiB limit",
                 file=file,
                 rank=rank,
             )
-        data = _read_exact(read, length)
-        if len(data) != length:
-            raise TraceError(
-                f"truncated message at byte {offset}: its length prefix says {length} bytes, "
-                f"the file ends after {len(data)}",
-                file=file,
-                rank=rank,
-            )
+        used = start - pos
+        stop = start + length
+        if stop <= len(buffer):
+            data, pos = buffer[start:stop], stop
+        else:
+            data = buffer[start:] + _read_exact(read, stop - len(buffer))
+            buffer, pos = b"", 0
+            if len(data) != length:
+                raise TraceError(
+                    f"truncated message at byte {offset}: its length prefix says {length} bytes, "
+                    f"the file ends after {len(data)}",
+                    file=file,
+                    rank=rank,
+                )
         yield offset, data
-        offset += prefix_bytes + length
+        offset += used + length
 
 
-def _finish_varint(
-    read: Callable[[int], bytes], first: int, *, file: str, rank: int, offset: int
+def _buffered_varint(
+    buffer: bytes, pos: int, *, file: str, rank: int, offset: int
 ) -> tuple[int, int]:
-    """Decode a varint whose first byte is ``first``; returns ``(value, bytes used)``."""
-    value = first & 0x7F
-    used = 1
-    byte = first
-    while byte & 0x80:
-        if used == _MAX_VARINT_BYTES:
-            raise TraceError(
-                f"malformed length prefix at byte {offset}: varint longer than 10 bytes",
-                file=file,
-                rank=rank,
-            )
-        more = read(1)
-        if not more:
-            raise TraceError(
-                f"truncated length prefix at byte {offset}: the file ends inside a varint",
-                file=file,
-                rank=rank,
-            )
-        byte = more[0]
-        value |= (byte & 0x7F) << (7 * used)
-        used += 1
-    return value, used
+    """Decode the varint at ``buffer[pos]`` (the buffer holds at least 10 bytes from ``pos``
+    unless the file ends sooner); returns ``(value, position after it)``."""
+    value = shift = 0
+    for index in range(pos, min(len(buffer), pos + _MAX_VARINT_BYTES)):
+        byte = buffer[index]
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, index + 1
+        shift += 7
+    if len(buffer) - pos < _MAX_VARINT_BYTES:
+        raise TraceError(
+            f"truncated length prefix at byte {offset}: the file ends inside a varint",
+            file=file,
+            rank=rank,
+        )
+    raise TraceError(
+        f"malformed length prefix at byte {offset}: varint longer than 10 bytes",
+        file=file,
+        rank=rank,
+    )
 
 
 def _read_exact(read: Callable[[int], bytes], length: int) -> bytes:

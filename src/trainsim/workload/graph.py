@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import IntFlag
 from itertools import chain
+from typing import Any
 
 import numpy as np
 
@@ -165,6 +166,48 @@ def _presence(optional: tuple, sentinelled: tuple) -> int:
     return bits
 
 
+def attribute_row(
+    *,
+    duration_s: float = 0.0,
+    is_cpu_op: bool | None = None,
+    num_ops: float | None = None,
+    tensor_size: int | None = None,
+    comm_type: int = NO_COMM_TYPE,
+    comm_size: int | None = None,
+    comm_src: int = ABSENT,
+    comm_dst: int = ABSENT,
+    comm_tag: int = ABSENT,
+    comm_priority: int | None = None,
+    pg_name: str | None = None,
+    involved_dim: tuple[bool, ...] | None = None,
+) -> tuple:
+    """A node's duration and standard attributes as :meth:`GraphBuilder.add_row` takes them.
+    An attribute left at ``None`` (or at its sentinel, for ``comm_type``/``comm_src``/
+    ``comm_dst``/``comm_tag``) is absent; ``involved_dim`` only sets its bit here."""
+    present = _presence(
+        (is_cpu_op, num_ops, tensor_size, comm_priority, comm_size, pg_name, involved_dim),
+        (comm_type, comm_src, comm_dst, comm_tag),
+    )
+    return (
+        duration_s,
+        bool(is_cpu_op),
+        num_ops or 0.0,
+        tensor_size or 0,
+        comm_type,
+        comm_size or 0,
+        comm_src,
+        comm_dst,
+        comm_tag,
+        comm_priority or 0,
+        pg_name or "",
+        present,
+    )
+
+
+_ROW_WIDTH = 15
+"""Id, type, name and the 12 values of :func:`attribute_row`."""
+
+
 class GraphBuilder:
     """Accumulates nodes one by one and freezes them into a :class:`WorkloadGraph`.
 
@@ -191,51 +234,43 @@ class GraphBuilder:
         node_type: int,
         name: str = "",
         *,
-        duration_s: float = 0.0,
-        is_cpu_op: bool | None = None,
-        num_ops: float | None = None,
-        tensor_size: int | None = None,
-        comm_type: int = NO_COMM_TYPE,
-        comm_size: int | None = None,
-        comm_src: int = ABSENT,
-        comm_dst: int = ABSENT,
-        comm_tag: int = ABSENT,
-        comm_priority: int | None = None,
-        pg_name: str | None = None,
-        involved_dim: tuple[bool, ...] | None = None,
         data_deps: Sequence[int] = (),
         ctrl_deps: Sequence[int] = (),
         extra: bytes = b"",
+        **attributes: Any,
     ) -> int:
-        """Add one node; returns its id. Units: ``duration_s`` seconds, sizes bytes, FLOP."""
-        present = _presence(
-            (is_cpu_op, num_ops, tensor_size, comm_priority, comm_size, pg_name, involved_dim),
-            (comm_type, comm_src, comm_dst, comm_tag),
+        """Add one node; returns its id. ``attributes``: ``duration_s`` and the standard
+        attributes, as :func:`attribute_row` takes them (units: seconds, bytes, FLOP)."""
+        self.add_row(
+            node_id,
+            node_type,
+            name,
+            attribute_row(**attributes),
+            attributes.get("involved_dim"),
+            data_deps,
+            ctrl_deps,
+            extra,
         )
-        self._rows.append(
-            (
-                node_id,
-                node_type,
-                name,
-                duration_s,
-                bool(is_cpu_op),
-                num_ops or 0.0,
-                tensor_size or 0,
-                comm_type,
-                comm_size or 0,
-                comm_src,
-                comm_dst,
-                comm_tag,
-                comm_priority or 0,
-                pg_name or "",
-                present,
-            )
-        )
+        return node_id
+
+    def add_row(
+        self,
+        node_id: int,
+        node_type: int,
+        name: str,
+        attributes: tuple,
+        involved_dim: tuple[bool, ...] | None,
+        data_deps: Sequence[int],
+        ctrl_deps: Sequence[int],
+        extra: bytes,
+    ) -> None:
+        """:meth:`add` with the attributes already packed by :func:`attribute_row` (readers
+        that see the same attributes on many nodes pack them once)."""
+        self._rows.append((node_id, node_type, name, *attributes))
         self._data_deps.append(data_deps)
         self._ctrl_deps.append(ctrl_deps)
         self._involved.append(involved_dim)
         self._extra.append(extra)
-        return node_id
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -243,7 +278,8 @@ class GraphBuilder:
     def build(self) -> WorkloadGraph:
         rows = self._rows
         n = len(rows)
-        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=n)
+        columns = list(zip(*rows, strict=True)) if n else [()] * _ROW_WIDTH
+        ids = np.fromiter(columns[0], dtype=np.int64, count=n)
         order = np.argsort(ids, kind="stable")
         if n and np.any(np.diff(ids[order]) == 0):
             dup = int(ids[order][np.flatnonzero(np.diff(ids[order]) == 0)[0]])
@@ -255,14 +291,16 @@ class GraphBuilder:
                 rank=self.rank,
                 node_id=dup,
             )
+        in_order = bool(np.all(order[1:] > order[:-1])) if n else True
         perm = order.tolist()
-        rows = [rows[i] for i in perm]
+        if not in_order:
+            columns = list(zip(*[rows[i] for i in perm], strict=True))
 
         def col(k: int, dtype: type | str) -> np.ndarray:
-            return np.fromiter((r[k] for r in rows), dtype=dtype, count=n)
+            return np.fromiter(columns[k], dtype=dtype, count=n)
 
         def csr(lists: list[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
-            ordered = [lists[i] for i in perm]
+            ordered = lists if in_order else [lists[i] for i in perm]
             lens = np.fromiter((len(x) for x in ordered), dtype=np.int64, count=n)
             ptr = np.zeros(n + 1, dtype=np.int64)
             np.cumsum(lens, out=ptr[1:])
@@ -275,7 +313,7 @@ class GraphBuilder:
         return WorkloadGraph(
             ids=ids[order],
             types=col(1, np.int8),
-            names=[r[2] for r in rows],
+            names=list(columns[2]),
             duration_s=col(3, np.float64),
             is_cpu_op=col(4, np.bool_),
             num_ops=col(5, np.float64),
@@ -286,13 +324,13 @@ class GraphBuilder:
             comm_dst=col(10, np.int32),
             comm_tag=col(11, np.int64),
             comm_priority=col(12, np.int32),
-            pg_name=[r[13] for r in rows],
+            pg_name=list(columns[13]),
             involved_dim=involved,
             data_dep_ptr=dptr,
             data_dep_ids=dids,
             ctrl_dep_ptr=cptr,
             ctrl_dep_ids=cids,
-            extra=[self._extra[i] for i in perm],
+            extra=list(self._extra) if in_order else [self._extra[i] for i in perm],
             present=col(14, np.uint16),
             metadata=self.metadata,
             source=self.source,
