@@ -26,11 +26,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import IntFlag
 from itertools import chain
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 
 from trainsim.enums import NO_COMM_TYPE, NodeType
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 ABSENT = -1
 """Value of ``comm_src``/``comm_dst``/``comm_tag`` when the attribute is not in the file."""
@@ -166,6 +169,24 @@ def _presence(optional: tuple, sentinelled: tuple) -> int:
     return bits
 
 
+class NodeAttributes(TypedDict, total=False):
+    """The keyword arguments of :func:`attribute_row` and :meth:`GraphBuilder.add`, for type
+    checkers: a misspelt attribute is an error there, not a silent absence."""
+
+    duration_s: float
+    is_cpu_op: bool | None
+    num_ops: float | None
+    tensor_size: int | None
+    comm_type: int
+    comm_size: int | None
+    comm_src: int
+    comm_dst: int
+    comm_tag: int
+    comm_priority: int | None
+    pg_name: str | None
+    involved_dim: tuple[bool, ...] | None
+
+
 def attribute_row(
     *,
     duration_s: float = 0.0,
@@ -237,7 +258,7 @@ class GraphBuilder:
         data_deps: Sequence[int] = (),
         ctrl_deps: Sequence[int] = (),
         extra: bytes = b"",
-        **attributes: Any,
+        **attributes: Unpack[NodeAttributes],
     ) -> int:
         """Add one node; returns its id. ``attributes``: ``duration_s`` and the standard
         attributes, as :func:`attribute_row` takes them (units: seconds, bytes, FLOP)."""
