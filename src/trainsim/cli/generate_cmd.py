@@ -13,6 +13,7 @@ from pathlib import Path
 import typer
 
 from trainsim.cli.app import app
+from trainsim.cli.outputs import check_output_file, check_output_prefix
 from trainsim.errors import ConfigError
 from trainsim.units import GB, human_time
 
@@ -62,6 +63,8 @@ def generate_command(
     from trainsim.workload.generate import Parallelism, generate
     from trainsim.workload.models import get_model
 
+    check_output_prefix(out, "--out")
+    check_output_file(json_path, "--json")
     start = time.perf_counter()
     spec = get_model(model, seq=seq or None)
     par = Parallelism(

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from trainsim.cli.app import app
+from trainsim.cli.outputs import PLOT_SUFFIXES, check_output_file
 from trainsim.errors import ConfigError
 from trainsim.units import human_time
 
@@ -70,6 +71,11 @@ def bandwidth_command(
     from trainsim.optimize.cost import cost_coefficients
     from trainsim.optimize.libra_inputs import load_communicator, load_cost_model, load_network
 
+    if verify and (len(workload) != 1 or not workload[0].endswith(".txt")):
+        raise ConfigError("--verify simulates one text workload", field="verify")
+    check_output_file(json_path, "--json")
+    check_output_file(write_network, "--write-network")
+    check_output_file(plot, "--plot", suffixes=PLOT_SUFFIXES)
     net = load_network(network)
     traffic = load_workloads(net, workload, list(communicator) or None, pipelined=not no_pipeline)
     if weight and len(weight) != len(traffic):
@@ -98,8 +104,6 @@ def bandwidth_command(
 
         plot_sweep(points, plot, title=", ".join(t.name for t in traffic) + f" on {'x'.join(map(str, net.sizes))}")
     if verify:
-        if len(workload) != 1 or not workload[0].endswith(".txt"):
-            raise ConfigError("--verify simulates one text workload", field="verify")
         from trainsim.optimize.verify import verify_allocation
         from trainsim.workload.astra_text import parse_text_workload
 
