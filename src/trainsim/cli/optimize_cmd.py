@@ -40,10 +40,12 @@ def _budgets(spec: str | None, total: float) -> list[float]:
     if spec is None:
         return [float(x) for x in np.linspace(0.25 * total, 2.0 * total, 12)]
     try:
-        start, stop, count = spec.split(":")
-        return [float(x) for x in np.linspace(float(start), float(stop), int(count))]
+        start, stop, count = (float(x) for x in spec.split(":"))
     except ValueError:
-        raise ConfigError(f"--budgets {spec!r}: expected START:STOP:COUNT in GB/s, e.g. 100:1000:10", field="budgets") from None
+        start = stop = count = float("nan")
+    if not (0 < start <= stop < float("inf") and count >= 1 and count.is_integer()):
+        raise ConfigError(f"--budgets {spec!r}: expected START:STOP:COUNT in GB/s with 0 < START <= STOP, COUNT >= 1, e.g. 100:1000:10", field="budgets")
+    return [float(x) for x in np.linspace(start, stop, int(count))]
 
 
 @optimize_app.command("bandwidth")
