@@ -11,6 +11,7 @@ from typer.core import TyperGroup
 
 from trainsim.cli.app import app
 from trainsim.cli.outputs import PLOT_SUFFIXES, check_output_file
+from trainsim.errors import ConfigError
 
 
 class _SpecOrCommand(TyperGroup):
@@ -65,12 +66,19 @@ def sweep_run(
                     bar.update(task, completed=done, total=total)
 
                 summary = run_sweep(spec, store, jobs=jobs, dask=dask, progress=progress)
+    if summary.ran and summary.statuses.get("error") == summary.ran:
+        raise ConfigError(
+            f"all {summary.ran} combinations that ran failed (kept in {store_path}); the first: {summary.first_error}",
+            file=str(spec_path),
+        )
     if not quiet:
         states = ", ".join(f"{n} {s}" for s, n in sorted(summary.statuses.items())) or "nothing new"
         typer.echo(
             f"{summary.total} combinations: {summary.skipped} already in {store_path}, ran {summary.ran} ({states}) "
             f"in {time.perf_counter() - start:.1f} s"
         )
+        if summary.first_error:
+            typer.echo(f"first error: {summary.first_error}")
 
 
 @sweep_app.command("show")
