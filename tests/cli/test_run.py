@@ -100,6 +100,7 @@ BAD_INPUTS = {
     "sys: unknown algorithm": dict(system=SYS.replace('["ring"], "all-gather', '["rng"], "all-gather'), match="rng"),
     "sys: negative splits": dict(system=SYS.replace('"preferred-dataset-splits": 4', '"preferred-dataset-splits": -4'), match="preferred-dataset-splits"),
     "sys: JSON syntax": dict(system=SYS[:-1], match="sys.json"),
+    "sys: collective type not configured": dict(system=SYS.replace('"all-reduce-implementation": ["ring"], ', ""), match="all-reduce-implementation: no algorithm configured"),
     "sys: more algorithm entries than dims": dict(system=SYS.replace('"all-reduce-implementation": ["ring"]', '"all-reduce-implementation": ["ring", "ring"]'), match="all-reduce-implementation"),
     # remote-memory JSON
     "mem: unknown memory type": dict(mem='{"memory-type": "INFINITE"}', match="INFINITE"),
@@ -109,6 +110,8 @@ BAD_INPUTS = {
     "groups: duplicate member": dict(groups='{"1": [0, 0]}', match="groups.json"),
     # workload (Chakra ET)
     "et: rank count does not match": dict(ranks=3, match="wl.3.et"),
+    "et: more rank files than NPUs": dict(ranks=5, match="5 rank files"),
+    "net: far more NPUs than rank files": dict(net=NET.replace("[ 4 ]", "[ 1000000000000 ]"), match="found 4 from rank 0"),
     "et: send without destination": dict(graph=lambda b, r: b.add(1, 5, "s", comm_size=8, comm_tag=0), match="comm_dst"),
     "et: group not defined": dict(graph=lambda b, r: b.add(1, 7, "ar", comm_type=0, comm_size=64, pg_name="5"), match="'5'"),
 }
@@ -140,3 +143,44 @@ def test_console_script_is_installed_or_module_runs():
     exe = shutil.which("trainsim")
     cmd = [exe, "--version"] if exe else [sys.executable, "-m", "trainsim.cli.main", "--version"]
     assert subprocess.run(cmd, capture_output=True, text=True, timeout=60).stdout.startswith("trainsim ")
+
+
+BAD_OPTIONS = {
+    "--json in a missing folder": (["--json", "{d}/no/such/r.json"], "--json: cannot write"),
+    "--json is a folder": (["--json", "{d}"], "--json: "),
+    "--trace in a missing folder": (["--trace", "{d}/no/such/t.json"], "--trace: cannot write"),
+    "two workloads": (["--workload", "{d}/other"], "name two workloads"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_OPTIONS))
+def test_bad_option_gives_exit_2_and_one_line_before_running(tmp_path, case):
+    args, match = BAD_OPTIONS[case]
+    d = _write_inputs(tmp_path)
+    proc = _run(d, *(a.format(d=d) for a in args))
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr and len(proc.stderr.splitlines()) == 1, proc.stderr
+    assert match in proc.stderr
+
+
+def test_platform_file_with_astra_configuration_is_refused(tmp_path):
+    d = _write_inputs(tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "trainsim.cli.main", "run", str(EXAMPLE / "platform.yaml"), "--workload", str(EXAMPLE / "workload" / "ring"),
+         "--network-configuration", str(d / "net.yml")],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "platform file and ASTRA-sim's network configuration were both given" in proc.stderr
+
+
+def test_os_error_on_a_named_file_is_one_line(monkeypatch, capsys):
+    """The last resort for an OSError the path checks cannot foresee (a full disk, say)."""
+    import trainsim.cli.schema_cmd  # noqa: F401  registers the command
+
+    def fail(*args, **kwargs):
+        raise OSError(28, "No space left on device", "/full/disk/s.json")
+
+    monkeypatch.setattr(Path, "write_text", fail)
+    assert main(["schema", "--out", "s.json"]) == 2
+    assert capsys.readouterr().err == "trainsim: error: /full/disk/s.json: No space left on device\n"

@@ -57,3 +57,31 @@ def test_measured_kernel_override(tmp_path):
     bad.write_text("kernels:\n  - {kind: gemm, time_us: 1}\n")
     with pytest.raises(ConfigError, match=r"kernels\[0\]"):
         load_kernel_times(bad)
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ("kernels:\n  - {kind: gemm, shape: [1, 2", r"invalid YAML at line 2"),
+        ("- {kind: gemm}\n", "the top level is a list"),
+        ("kernel: []\n", "unknown key 'kernel'.*did you mean 'kernels'"),
+        ("kernels:\n  - {kind: gemm, shape: [8], time_us: 1, colour: red}\n", r"kernels\[0\]\.colour: unknown key"),
+        ("kernels:\n  - {kind: gemmm, shape: [8], time_us: 1}\n", r"kernels\[0\]\.kind: got 'gemmm'"),
+        ("kernels:\n  - {kind: gemm, shape: [8.5], time_us: 1}\n", r"shape\[0\]: got 8.5; expected an integer"),
+        ("kernels:\n  - {kind: gemm, shape: [8], time_us: '5'}\n", r"time_us: got '5'; expected a number"),
+        ("kernels:\n  - {kind: gemm, shape: [8], time_us: 1}\n  - {kind: gemm, shape: [8], time_us: 2}\n", r"kernels\[1\]: gemm of shape \[8\] again"),
+        ("kernels:\n  - 5\n", r"kernels\[0\]: got 5; expected a mapping"),
+    ],
+)
+def test_bad_kernel_tables_name_the_row_and_key(tmp_path, text, match):
+    path = tmp_path / "k.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=match):
+        load_kernel_times(path)
+
+
+def test_binary_kernel_table_is_a_config_error(tmp_path):
+    path = tmp_path / "k.yaml"
+    path.write_bytes(b"\xff\xfe\x00\x01")
+    with pytest.raises(ConfigError, match="not UTF-8 text"):
+        load_kernel_times(path)

@@ -61,6 +61,34 @@ def test_bad_constraint_is_a_user_error(capsys):
     assert "B7 names dimension 7" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("option", "content", "match"),
+    [
+        ("--network", b"Topology: [ Ring, Switch\n", "invalid YAML at line 2"),
+        ("--network", b"\xff\xfe\x00", "not UTF-8 text"),
+        ("--network", b"", "the file is empty"),
+        ("--communicator", b"\xff\xfe\x00", "not UTF-8 text"),
+        ("--cost", b"InterPod: {Link: 1\n", "invalid YAML"),
+        ("--workload", b"\x00\x01binary", "a file, but not a .txt text workload"),
+    ],
+)
+def test_bad_libra_file_is_one_line(tmp_path, capsys, option, content, match):
+    bad = tmp_path / "bad.bin"
+    bad.write_bytes(content)
+    args = _args()
+    args[args.index(option) + 1] = str(bad)
+    assert main([*args, "--constraint", "sum == 500", "--quiet"]) == EXIT_USER_ERROR
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and match in err and str(bad) in err
+
+
+@pytest.mark.parametrize("budgets", ["1:2", "1:2:0", "-100:-1:3", "100:10:3", "1:nan:3", "1:2:2.5"])
+def test_bad_budget_range_is_a_user_error(tmp_path, capsys, budgets):
+    code = main([*_args(), "--constraint", "sum == 500", "--quiet", "--plot", str(tmp_path / "p.png"), "--budgets", budgets])
+    assert code == EXIT_USER_ERROR
+    assert f"--budgets {budgets!r}: expected START:STOP:COUNT" in capsys.readouterr().err
+
+
 
 @pytest.mark.skipif(has_collective_runtime(), reason="checks the message shown without the collective runtime")
 def test_verify_without_runtime_says_why(capsys):

@@ -117,3 +117,64 @@ def test_shipped_example_sweep(tmp_path):
     for _, part in big.groupby(["dim0", "dim1", "dim2"]):
         times = part.sort_values("chunks")["makespan_s"].tolist()
         assert times[1] < times[0]
+
+
+BASE = "base:\n  platform: {network: {dims: [{topology: Ring, size: 4, bandwidth_gbps: 50, latency_ns: 500}]}}\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ("  workload: {shift: {size_bytes: 8}}\nmetrics: [makespan]\n", r"metrics\[0\]: unknown metric 'makespan'"),
+        ("  workload: {shift: {size_bytes: 8}}\n  backend: fast\n", "base.backend: unknown network backend 'fast'"),
+        ("  workload: {shift: {size_bytes: 8}}\n  compat: astro\n", "base.compat: unknown compatibility mode 'astro'"),
+        ("  workload: {shift: {size_byte: 8}}\n", "base.workload.shift.size_byte: unknown key 'size_byte'"),
+        ("  workload: {collectiv: {type: all_reduce}}\n", "base.workload: unknown workload kind 'collectiv'"),
+        ("  workload: {chakra: [a]}\n", "base.workload.chakra: got \\['a'\\]"),
+    ],
+)
+def test_names_every_combination_would_meet_are_checked_on_load(tmp_path, text, match):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(BASE + text)
+    with pytest.raises(ConfigError, match=match):
+        load_sweep(bad)
+
+
+def test_base_may_leave_a_key_to_an_axis(tmp_path):
+    spec = tmp_path / "s.yaml"
+    spec.write_text(BASE + "  workload: {shift: {}}\naxes:\n  - {field: workload.shift.size_bytes, name: size, values: [8, 16]}\n")
+    with SweepStore(tmp_path / "s.sqlite") as store:
+        assert run_sweep(load_sweep(spec), store, jobs=1).statuses == {"ok": 2}
+
+
+def test_sweep_whose_every_combination_fails_exits_2_with_the_first_error(tmp_path):
+    spec = tmp_path / "s.yaml"
+    spec.write_text(BASE + "  workload: {shift: {size_bytes: 8}}\naxes:\n  - {field: platform.system.preferred_dataset_split, name: c, values: [1, 2]}\n")
+    proc = _cli("sweep", str(spec), "-j", "1", "-q")
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2 and "Traceback" not in err and len(err.splitlines()) == 1, err
+    assert "all 2 combinations that ran failed" in err and "unknown key 'preferred_dataset_split'" in err
+
+
+def test_first_error_is_printed_beside_the_counts(tmp_path):
+    spec = write_spec(tmp_path / "s.yaml", bws=(-5, 10), sizes=(8,), filter="bw != 0")
+    proc = _cli("sweep", str(spec), "-j", "1")
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert "(1 error, 1 ok)" in out and "first error: " in out and "bandwidth" in out
+
+
+def test_show_refuses_files_that_are_not_stores_and_leaves_them_alone(tmp_path):
+    import sqlite3
+
+    empty, other = tmp_path / "empty.db", tmp_path / "other.db"
+    empty.write_bytes(b"")
+    with sqlite3.connect(other) as db:
+        db.execute("CREATE TABLE t (x)")
+    for path in (empty, other):
+        before = path.read_bytes()
+        with pytest.raises(ConfigError, match="not a sweep store"):
+            load_results(path)
+        assert path.read_bytes() == before
+    with pytest.raises(ConfigError, match="is a folder, not a sweep store"):
+        load_results(tmp_path)

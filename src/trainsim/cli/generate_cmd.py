@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from trainsim.cli.app import app
+from trainsim.cli.outputs import check_output_file, check_output_prefix
 from trainsim.errors import ConfigError
 from trainsim.system.modes import BACKENDS
 from trainsim.units import GB, human_time
@@ -85,6 +86,9 @@ def generate_command(
         )
     if backend not in BACKENDS:
         raise ConfigError(f"unknown network backend {backend!r}; expected one of {', '.join(BACKENDS)}", field="--backend")
+    if out is not None:
+        check_output_prefix(out, "--out")
+    check_output_file(json_path, "--json")
     start = time.perf_counter()
     platform = None
     sizes = _sizes(network_dims)

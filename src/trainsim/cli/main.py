@@ -2,7 +2,9 @@
 
 Errors of the :class:`~trainsim.errors.TrainsimError` family become one clear line on stderr
 (plus a hint when there is one) and an exit code: 2 bad input, 3 infeasible, 4 deadlock.
-Never a traceback for a user's mistake; usage errors are click's own (exit code 2).
+Never a traceback for a user's mistake; usage errors are click's own (exit code 2). An
+operating-system error on a named file (a disk that fills up, a folder made read-only while a
+command runs; the commands check their paths first) is one line and exit code 2 as well.
 """
 
 from __future__ import annotations
@@ -10,7 +12,6 @@ from __future__ import annotations
 import importlib
 import sys
 
-from trainsim.cli.app import app
 from trainsim.errors import DeadlockError, InfeasibleError, TrainsimError
 
 EXIT_USER_ERROR = 2
@@ -31,15 +32,17 @@ COMMAND_MODULES = (
 
 
 def _register_commands() -> None:
-    """Import the command modules; each adds its commands to ``app``."""
+    """Import the command modules; each adds its commands to the root app."""
     for module in COMMAND_MODULES:
         importlib.import_module(module)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the process exit code."""
-    _register_commands()
     try:
+        _register_commands()  # in the try: a Ctrl-C while importing is an interruption too
+        from trainsim.cli.app import app
+
         app(args=argv, prog_name="trainsim")
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
@@ -53,6 +56,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"trainsim: error: {exc}", file=sys.stderr)
         if exc.hint:
             print(f"hint: {exc.hint}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except OSError as exc:
+        if exc.filename is None:
+            raise
+        print(f"trainsim: error: {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
         print("trainsim: interrupted", file=sys.stderr)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from trainsim.cli.app import app
+from trainsim.cli.outputs import PLOT_SUFFIXES, check_output_file
 from trainsim.errors import ConfigError
 from trainsim.units import human_time
 
@@ -39,10 +40,12 @@ def _budgets(spec: str | None, total: float) -> list[float]:
     if spec is None:
         return [float(x) for x in np.linspace(0.25 * total, 2.0 * total, 12)]
     try:
-        start, stop, count = spec.split(":")
-        return [float(x) for x in np.linspace(float(start), float(stop), int(count))]
+        start, stop, count = (float(x) for x in spec.split(":"))
     except ValueError:
-        raise ConfigError(f"--budgets {spec!r}: expected START:STOP:COUNT in GB/s, e.g. 100:1000:10", field="budgets") from None
+        start = stop = count = float("nan")
+    if not (0 < start <= stop < float("inf") and count >= 1 and count.is_integer()):
+        raise ConfigError(f"--budgets {spec!r}: expected START:STOP:COUNT in GB/s with 0 < START <= STOP, COUNT >= 1, e.g. 100:1000:10", field="budgets")
+    return [float(x) for x in np.linspace(start, stop, int(count))]
 
 
 @optimize_app.command("bandwidth")
@@ -70,6 +73,11 @@ def bandwidth_command(
     from trainsim.optimize.cost import cost_coefficients
     from trainsim.optimize.libra_inputs import load_communicator, load_cost_model, load_network
 
+    if verify and (len(workload) != 1 or not workload[0].endswith(".txt")):
+        raise ConfigError("--verify simulates one text workload", field="verify")
+    check_output_file(json_path, "--json")
+    check_output_file(write_network, "--write-network")
+    check_output_file(plot, "--plot", suffixes=PLOT_SUFFIXES)
     net = load_network(network)
     traffic = load_workloads(net, workload, list(communicator) or None, pipelined=not no_pipeline)
     if weight and len(weight) != len(traffic):
@@ -98,8 +106,6 @@ def bandwidth_command(
 
         plot_sweep(points, plot, title=", ".join(t.name for t in traffic) + f" on {'x'.join(map(str, net.sizes))}")
     if verify:
-        if len(workload) != 1 or not workload[0].endswith(".txt"):
-            raise ConfigError("--verify simulates one text workload", field="verify")
         from trainsim.optimize.verify import verify_allocation
         from trainsim.workload.astra_text import parse_text_workload
 

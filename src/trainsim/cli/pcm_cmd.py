@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from trainsim.cli.app import app
+from trainsim.cli.outputs import check_output_dir
 from trainsim.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -392,6 +393,7 @@ def study_cmd(
     from trainsim.memory.pcm.config import Scheme
     from trainsim.memory.pcm.trace import read_trace
 
+    check_output_dir(out, "--out")
     console = Console()
     t0 = time.perf_counter()
     cfg = _config(spare_bits, faults, relaxed, read_metric, cores, mpki, rob, instructions, seed)

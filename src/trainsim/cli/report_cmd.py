@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from trainsim.cli.app import app
+from trainsim.cli.outputs import check_output_dir
 from trainsim.errors import ConfigError
 
 
@@ -17,15 +18,25 @@ def report_command(
     out: Path = typer.Option(Path("report"), "--out", help="Output folder."),
 ) -> None:
     """Write breakdown / utilization / collective plots and an offline HTML report."""
+    from trainsim.config.files import read_text, type_name
     from trainsim.report.html import write_report
 
-    try:
-        document = json.loads(result_path.read_text())
-    except FileNotFoundError:
-        raise ConfigError("no such result file", file=str(result_path)) from None
+    file = str(result_path)
+    try:  # json.loads, not the strict config reader: the result's own json.dumps may write NaN
+        document = json.loads(read_text(result_path))
     except json.JSONDecodeError as exc:
-        raise ConfigError(f"not JSON: {exc}", file=str(result_path)) from None
+        raise ConfigError(f"not JSON: {exc}", file=file) from None
+    hint = "write one with `trainsim run ... --json RESULT.json`"
     if not isinstance(document, dict) or "makespan_s" not in document or "ranks" not in document:
-        raise ConfigError("not a trainsim result (expected makespan_s and ranks)", file=str(result_path), hint="write one with `trainsim run ... --json RESULT.json`")
+        raise ConfigError("not a trainsim result (expected makespan_s and ranks)", file=file, hint=hint)
+    makespan = document["makespan_s"]
+    if isinstance(makespan, bool) or not isinstance(makespan, int | float) or not 0 <= makespan < float("inf"):
+        raise ConfigError(f"got {makespan!r}; expected a number of seconds >= 0", file=file, field="makespan_s", hint=hint)
+    for key in ("ranks", "breakdown", "collectives", "dims"):
+        rows = document.get(key, [])
+        bad = next((r for r in rows if not isinstance(r, dict)), None) if isinstance(rows, list) else rows
+        if bad is not None:
+            raise ConfigError(f"got {type_name(bad)}; expected a list of objects", file=file, field=key, hint=hint)
+    check_output_dir(out, "--out")
     page = write_report(document, out)
     typer.echo(f"wrote {page}")

@@ -19,6 +19,7 @@ from typing import Annotated
 import typer
 
 from trainsim.cli.app import app
+from trainsim.cli.outputs import check_output_dir
 from trainsim.errors import ConfigError
 from trainsim.system.modes import BACKENDS
 
@@ -92,11 +93,8 @@ def repurpose(
     for b in batch or ():
         if b < 1:
             raise ConfigError(f"{b!r}: expected a batch of at least 1 sample", field="--batch")
-    if out.exists() and not out.is_dir():
-        raise ConfigError(
-            f"{str(out)!r} is a file: expected a directory (created if missing)", field="--out"
-        )
-    out.mkdir(parents=True, exist_ok=True)
+    check_output_dir(out, "--out")
+    check_output_dir(et_out, "--et-out")
     start = time.perf_counter()
     result = run_study(config, progress=typer.echo)
     elapsed = time.perf_counter() - start

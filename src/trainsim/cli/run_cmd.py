@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from trainsim.cli.app import app
+from trainsim.cli.outputs import check_output_file
+from trainsim.errors import ConfigError
 from trainsim.system.modes import BACKENDS, COMPAT_MODES
 from trainsim.units import human_time
 
@@ -48,7 +50,14 @@ def run_command(
 
     from trainsim.system.api import load_inputs, simulate
 
+    if workload and workload_configuration and workload != workload_configuration:
+        raise ConfigError(
+            f"{workload!r} and --workload-configuration {workload_configuration!r} name two workloads; expected one",
+            field="--workload",
+        )
     prefix = workload or workload_configuration
+    check_output_file(json_path, "--json")
+    check_output_file(trace_path, "--trace")
     err = Console(stderr=True)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 
 from trainsim.cli.app import app
+from trainsim.cli.outputs import check_output_file
 
 
 @app.command("schema")
@@ -24,6 +25,7 @@ def schema(
     """Print the JSON Schema of trainsim's native platform YAML."""
     from trainsim.config.platform import platform_json_schema
 
+    check_output_file(out, "--out")
     text = json.dumps(platform_json_schema(), indent=2) + "\n"
     if out is None:
         typer.echo(text, nl=False)

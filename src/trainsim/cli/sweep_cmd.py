@@ -10,6 +10,8 @@ import typer
 from typer.core import TyperGroup
 
 from trainsim.cli.app import app
+from trainsim.cli.outputs import PLOT_SUFFIXES, check_output_file
+from trainsim.errors import ConfigError
 
 
 class _SpecOrCommand(TyperGroup):
@@ -64,19 +66,26 @@ def sweep_run(
                     bar.update(task, completed=done, total=total)
 
                 summary = run_sweep(spec, store, jobs=jobs, dask=dask, progress=progress)
+    if summary.ran and summary.statuses.get("error") == summary.ran:
+        raise ConfigError(
+            f"all {summary.ran} combinations that ran failed (kept in {store_path}); the first: {summary.first_error}",
+            file=str(spec_path),
+        )
     if not quiet:
         states = ", ".join(f"{n} {s}" for s, n in sorted(summary.statuses.items())) or "nothing new"
         typer.echo(
             f"{summary.total} combinations: {summary.skipped} already in {store_path}, ran {summary.ran} ({states}) "
             f"in {time.perf_counter() - start:.1f} s"
         )
+        if summary.first_error:
+            typer.echo(f"first error: {summary.first_error}")
 
 
 @sweep_app.command("show")
 def sweep_show(
     store_path: Path = typer.Argument(..., help="Sweep store (SQLite)."),
     sort: str = typer.Option("makespan_s", "--sort", help="Metric to rank by (ascending)."),
-    top: int = typer.Option(10, "--top", help="Rows to print."),
+    top: int = typer.Option(10, "--top", min=1, help="Rows to print."),
     export_path: Path | None = typer.Option(None, "--export", help="Write every row to .csv or .parquet."),
     where_expr: str | None = typer.Option(None, "--where", help="Keep rows where this expression holds, e.g. 'size == 1073741824'."),
 ) -> None:
@@ -87,6 +96,7 @@ def sweep_show(
     from trainsim.sweep.evaluate import METRICS
     from trainsim.sweep.results import best_rows, export, load_results, where
 
+    check_output_file(export_path, "--export", suffixes=(".csv", ".parquet"))
     frame = load_results(store_path)
     if export_path is not None:
         export(frame, export_path)
@@ -120,6 +130,7 @@ def sweep_plot(
     """Plot a metric against an axis (PNG); ``--hue a,b`` draws one line per combination."""
     from trainsim.sweep.results import load_results, plot, where
 
+    check_output_file(out, "--out", suffixes=PLOT_SUFFIXES)
     path = plot(where(load_results(store_path), where_expr), x, y, out, hue=hue, logx=logx, logy=logy)
     typer.echo(f"wrote {path}")
 

@@ -14,6 +14,7 @@ from typing import Annotated
 import typer
 
 from trainsim.cli.app import app
+from trainsim.cli.outputs import check_output_prefix
 from trainsim.errors import ConfigError
 
 workload_app = typer.Typer(
@@ -68,6 +69,7 @@ def convert(
     """Convert an ASTRA-sim 1.0 text workload into Chakra ET files, one per rank."""
     from trainsim.workload.astra_text import parse_text_workload, text_to_graphs
 
+    check_output_prefix(out, "--out")
     sizes = parse_dims(dims)
     workload = parse_text_workload(file, header=header)
     graphs = text_to_graphs(

@@ -23,7 +23,6 @@ Units: FLOP, bytes, seconds, FLOP/s, B/s.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
@@ -201,24 +200,39 @@ class OperatorTimer:
 
 def load_kernel_times(path: str | Path) -> dict[tuple[str, tuple[int, ...]], float]:
     """Read a measured-kernel table: YAML ``kernels: [{kind, shape: [..], time_us}]``."""
-    import yaml
+    from trainsim.config.checks import (
+        check_keys,
+        fail,
+        want_choice,
+        want_int,
+        want_list,
+        want_number,
+    )
+    from trainsim.config.files import load_yaml_mapping
 
     where = str(path)
-    try:
-        data = yaml.safe_load(Path(path).read_text())
-    except OSError as exc:
-        raise ConfigError(f"cannot read kernel-time table: {exc.strerror}", file=where) from None
+    data = load_yaml_mapping(path)
+    check_keys(data, ("kernels",), where)
+    if "kernels" not in data:
+        raise ConfigError("missing; expected a list of {kind, shape, time_us}", file=where, field="kernels")
+    kinds = sorted(MEMORY_KINDS | COMPUTE_KINDS)
     table: dict[tuple[str, tuple[int, ...]], float] = {}
-    rows = (data or {}).get("kernels")
-    if not isinstance(rows, list):
-        raise ConfigError("expected a list under 'kernels'", file=where, field="kernels")
-    for i, row in enumerate(rows):
-        try:
-            key = (str(row["kind"]), tuple(int(x) for x in row["shape"]))
-            time_us = float(row["time_us"])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ConfigError(f"row needs kind, shape (list of ints) and time_us: {exc}", file=where, field=f"kernels[{i}]") from None
-        if not math.isfinite(time_us) or time_us < 0:
-            raise ConfigError(f"time_us {time_us} must be a finite non-negative number", file=where, field=f"kernels[{i}].time_us")
+    first: dict[tuple[str, tuple[int, ...]], int] = {}
+    for i, row in enumerate(want_list(data["kernels"], where, "kernels")):
+        at = f"kernels[{i}]"
+        if not isinstance(row, dict):
+            raise fail(where, at, row, "a mapping {kind, shape, time_us}")
+        check_keys(row, ("kind", "shape", "time_us"), where, prefix=f"{at}.")
+        missing = [k for k in ("kind", "shape", "time_us") if k not in row]
+        if missing:
+            raise ConfigError(f"missing {', '.join(missing)}; a row needs kind, shape and time_us", file=where, field=at)
+        kind = want_choice(row["kind"], where, f"{at}.kind", kinds)
+        if not isinstance(row["shape"], list):
+            raise fail(where, f"{at}.shape", row["shape"], "a list of integers")
+        key = (kind, tuple(want_int(x, where, f"{at}.shape[{j}]", minimum=0) for j, x in enumerate(row["shape"])))
+        time_us = want_number(row["time_us"], where, f"{at}.time_us", minimum=0)
+        if key in first:
+            raise ConfigError(f"{kind} of shape {list(key[1])} again; expected each kernel once (first at kernels[{first[key]}])", file=where, field=at)
+        first[key] = i
         table[key] = time_us * 1e-6
     return table

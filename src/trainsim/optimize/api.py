@@ -45,6 +45,9 @@ def load_workload(path: str | Path, network: LibraNetwork, communicator: str | P
         else:
             comm = load_communicator(communicator, network)
         return traffic_from_text(path, comm, network, pipelined=pipelined)
+    if Path(text).is_file():
+        raise ConfigError("a file, but not a .txt text workload; expected an ASTRA-sim 1.0 text workload (.txt) "
+                          "or the prefix of Chakra ET files PREFIX.<rank>.et", file=text, field="workload")
     if communicator is not None:
         raise ConfigError("a communicator file goes with a text workload; a Chakra graph carries its own groups",
                           field="communicator", file=str(communicator))

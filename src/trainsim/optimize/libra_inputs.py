@@ -29,8 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from trainsim.config.files import load_yaml_mapping
 from trainsim.config.types import NetworkSpec
 from trainsim.errors import ConfigError
 
@@ -86,18 +85,7 @@ class Communicator:
 
 
 def _read_yaml(path: str | Path) -> tuple[dict[str, Any], str]:
-    file = str(path)
-    try:
-        text = Path(path).read_text()
-    except OSError as exc:
-        raise ConfigError(f"cannot read the file: {exc.strerror or exc}", file=file) from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"not valid YAML: {exc}", file=file) from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"expected a mapping at the top level, got {type(data).__name__}", file=file)
-    return data, file
+    return load_yaml_mapping(path), str(path)
 
 
 def _int_list(value: Any, file: str, field: str) -> list[int]:

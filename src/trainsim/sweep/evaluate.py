@@ -16,12 +16,44 @@ from trainsim.workload.graph import WorkloadGraph
 METRICS = ("makespan_s", "finish_min_s", "compute_mean_s", "comm_mean_s", "exposed_comm_max_s", "events")
 
 
+WORKLOAD_KEYS = {
+    "collective": (("type", "size_bytes"), ("involved_dim",)),
+    "data_parallel": (("layers", "allreduce_bytes"), ("forward_s", "backward_s")),
+    "shift": (("size_bytes",), ("steps", "distance")),
+}
+"""Per workload kind: its required and optional keys (``chakra`` takes a prefix string)."""
+
+
+def check_workload(spec: Any, *, complete: bool = True, file: str | None = None, at: str = "workload") -> None:
+    """A workload mapping has one known kind and no unknown key; ``complete``: none missing
+    (a sweep file's base may leave a key to an axis)."""
+    kinds = ", ".join([*WORKLOAD_KEYS, "chakra"])
+    if not isinstance(spec, dict) or len(spec) != 1:
+        got = sorted(spec) if isinstance(spec, dict) else repr(spec)
+        raise ConfigError(f"workload needs exactly one of {kinds}; got {got}", file=file, field=at)
+    kind, args = next(iter(spec.items()))
+    if kind == "chakra":
+        if not isinstance(args, str):
+            raise ConfigError(f"got {args!r}; expected the prefix of PREFIX.<rank>.et files", file=file, field=f"{at}.chakra")
+        return
+    if kind not in WORKLOAD_KEYS:
+        raise ConfigError(f"unknown workload kind {kind!r}; expected one of {kinds}", file=file, field=at)
+    required, optional = WORKLOAD_KEYS[kind]
+    if not isinstance(args, dict):
+        raise ConfigError(f"got {args!r}; expected a mapping with {', '.join(required)}", file=file, field=f"{at}.{kind}")
+    unknown = sorted(set(args) - {*required, *optional})
+    if unknown:
+        raise ConfigError(f"unknown key {unknown[0]!r}; expected {', '.join((*required, *optional))}", file=file, field=f"{at}.{kind}.{unknown[0]}")
+    missing = [k for k in required if k not in args]
+    if complete and missing:
+        raise ConfigError(f"missing {', '.join(missing)}", file=file, field=f"{at}.{kind}")
+
+
 def build_workload(spec: dict[str, Any], npus: int) -> Sequence[WorkloadGraph]:
     """Rank graphs from a workload mapping (one key: collective, data_parallel, shift or chakra)."""
     from trainsim.workload import micro
 
-    if len(spec) != 1:
-        raise ConfigError(f"workload needs exactly one of collective, data_parallel, shift, chakra; got {sorted(spec)}", field="workload")
+    check_workload(spec)
     kind, args = next(iter(spec.items()))
     if kind == "collective":
         dims = args.get("involved_dim")
@@ -34,7 +66,7 @@ def build_workload(spec: dict[str, Any], npus: int) -> Sequence[WorkloadGraph]:
         from trainsim.workload.chakra import read_workload
 
         return read_workload(str(args), npus)
-    raise ConfigError(f"unknown workload kind {kind!r}; expected collective, data_parallel, shift or chakra", field="workload")
+    raise AssertionError(kind)  # check_workload knows every kind
 
 
 def evaluate(document: dict[str, Any]) -> tuple[str, dict[str, Any], str | None]:

@@ -28,6 +28,8 @@ class SweepSummary:
     skipped: int
     ran: int
     statuses: dict[str, int]
+    first_error: str | None = None
+    """The error of the first combination that ended in status ``error``, if any."""
 
 
 def pending_items(spec: SweepSpec, store: SweepStore) -> tuple[list[Item], int]:
@@ -67,11 +69,14 @@ def run_sweep(
     items, skipped = pending_items(spec, store)
     total = len(items) + skipped
     statuses: dict[str, int] = {}
+    errors: list[str] = []
 
     def record(rows: list[dict[str, Any]]) -> None:
         store.add(rows)
         for row in rows:
             statuses[row["status"]] = statuses.get(row["status"], 0) + 1
+            if row["status"] == "error" and not errors:
+                errors.append(row["error"])
         if progress:
             progress(sum(statuses.values()), len(items))
 
@@ -82,7 +87,7 @@ def run_sweep(
             _run_dask(items, dask, record)
         else:
             _run_local(items, jobs or os.cpu_count() or 1, record)
-    return SweepSummary(total=total, skipped=skipped, ran=sum(statuses.values()), statuses=statuses)
+    return SweepSummary(total=total, skipped=skipped, ran=sum(statuses.values()), statuses=statuses, first_error=next(iter(errors), None))
 
 
 def _run_local(items: list[Item], jobs: int, record: Callable[[list[dict[str, Any]]], None]) -> None:

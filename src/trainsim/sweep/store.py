@@ -99,6 +99,16 @@ class SweepStore:
 
 
 def open_existing(path: str | Path) -> SweepStore:
-    if not Path(path).is_file():
-        raise ConfigError("no such sweep store", file=str(path), hint="run `trainsim sweep SPEC.yaml --store PATH` first")
+    """A store written by a sweep; any other file is refused, never turned into a store."""
+    p = Path(path)
+    if not p.is_file():
+        what = "is a folder, not a sweep store" if p.is_dir() else "no such sweep store"
+        raise ConfigError(what, file=str(path), hint="run `trainsim sweep SPEC.yaml --store PATH` first")
+    try:
+        with sqlite3.connect(f"{p.resolve().as_uri()}?mode=ro", uri=True) as db:
+            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except sqlite3.DatabaseError as exc:
+        raise ConfigError(f"cannot open the sweep store: {exc}", file=str(path)) from None
+    if "results" not in tables:
+        raise ConfigError("not a sweep store (an SQLite file without a results table, or an empty file)", file=str(path))
     return SweepStore(path)

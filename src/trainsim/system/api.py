@@ -165,6 +165,14 @@ def load_inputs(
     elif platform is not None:
         from trainsim.config.platform import load_platform
 
+        ignored = [name for name, path in (("network", network), ("system", system), ("remote-memory", memory)) if path is not None]
+        if ignored:
+            raise ConfigError(
+                f"a platform file and ASTRA-sim's {', '.join(ignored)} configuration were both given; expected one or the other",
+                file=str(platform),
+                hint="the platform file holds the network, system and memory; leave out the --*-configuration flags (--comm-group-configuration may stay)",
+            )
+
         plat = load_platform(platform)
         if comm_groups is not None:
             from trainsim.config.astra import load_comm_groups

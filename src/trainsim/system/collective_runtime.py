@@ -43,7 +43,7 @@ from trainsim.collectives.logical import NET
 from trainsim.config.types import Platform
 from trainsim.engine import EventQueue
 from trainsim.enums import CommType
-from trainsim.errors import TraceError
+from trainsim.errors import ConfigError, TraceError
 from trainsim.network.analytical import AnalyticalNetwork
 from trainsim.system import themis_guard
 from trainsim.system.chunking import chunk_sizes
@@ -270,19 +270,28 @@ class CollectiveRuntime:
         key = (phase_type, group)
         layout = self._layouts.get(key)
         if layout is None:
-            impls = self.system.implementations
-            impl = {
-                _AR: impls.all_reduce,
-                _AG: impls.all_gather,
-                _RS: impls.reduce_scatter,
-                _A2A: impls.all_to_all,
+            attr = {
+                _AR: "all_reduce",
+                _AG: "all_gather",
+                _RS: "reduce_scatter",
+                _A2A: "all_to_all",
                 # rooted types and the barrier: their nearest relative's list (collectives.rooted)
-                int(CommType.REDUCE): impls.all_reduce,
-                _BROADCAST: impls.all_reduce,
-                _BARRIER: impls.all_reduce,
-                int(CommType.GATHER): impls.all_gather,
-                int(CommType.SCATTER): impls.all_gather,
+                int(CommType.REDUCE): "all_reduce",
+                _BROADCAST: "all_reduce",
+                _BARRIER: "all_reduce",
+                int(CommType.GATHER): "all_gather",
+                int(CommType.SCATTER): "all_gather",
             }[phase_type]
+            impl = getattr(self.system.implementations, attr)
+            if not impl:
+                name = attr.replace("_", "-")
+                raise ConfigError(
+                    f"no algorithm configured, but the workload has {_NAMES[phase_type]} collectives; "
+                    "expected a list of algorithms, one per network dimension",
+                    file=self.system.source or None,
+                    field=f"{name}-implementation",
+                    hint=f"e.g. \"{name}-implementation\": [\"ring\"] (system.{attr}: [ring] in a platform file)",
+                )
             layout = self._layouts[key] = LogicalLayout(self.topology, impl, group)
         return layout
 

@@ -342,18 +342,25 @@ def read_workload(
 
 
 def _existing_rank_files(prefix: str | os.PathLike[str], npus: int) -> list[Path]:
-    paths = [rank_file(prefix, rank) for rank in range(npus)]
-    if not paths:
+    if npus < 1:
         raise TraceError(f"no rank files {rank_file(prefix, 0)}, {rank_file(prefix, 1).name}, ...")
-    for rank, path in enumerate(paths):
-        if not path.is_file():
-            raise TraceError(
-                f"rank file missing: the workload needs {npus} files "
-                f"{paths[0].name} ... {paths[-1].name}, found {count_rank_files(prefix)} from rank 0",
-                file=str(path),
-                rank=rank,
-            )
-    return paths
+    found = count_rank_files(prefix)  # counts existing files only: no list of npus paths first
+    if found < npus:
+        path = rank_file(prefix, found)
+        what = "is a folder, not a rank file" if path.is_dir() else "rank file missing"
+        raise TraceError(
+            f"{what}: the workload needs {npus} files "
+            f"{rank_file(prefix, 0).name} ... {rank_file(prefix, npus - 1).name}, found {found} from rank 0",
+            file=str(path),
+            rank=found,
+        )
+    if found > npus:
+        raise TraceError(
+            f"the workload has {found} rank files ({rank_file(prefix, 0).name} ... "
+            f"{rank_file(prefix, found - 1).name}) but the network has {npus} NPUs; expected one file per NPU",
+            file=str(rank_file(prefix, npus)),
+        )
+    return [rank_file(prefix, rank) for rank in range(npus)]
 
 
 def _content_digest(path: Path, rank: int) -> bytes:

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from trainsim.errors import ConfigError
 from trainsim.memory.pcm import study
 from trainsim.memory.pcm.config import PcmConfig, Scheme
 
@@ -84,6 +85,12 @@ def test_calibration_picks_the_documented_relaxed_count():
     assert cal.chosen == PcmConfig().cell.relaxed_iterations
     # one pulse on the merged level gains most (the simulated figures carry queueing noise)
     assert max(cal.reductions, key=cal.reductions.__getitem__) == 1
+
+
+@pytest.mark.parametrize("target", [2.0, -0.5, float("nan"), 0.0])
+def test_calibration_target_outside_0_1_is_refused(target):
+    with pytest.raises(ConfigError, match=r"--target: got .*, expected a write-latency reduction in \(0, 1\)"):
+        study.calibrate(PcmConfig(), POOL, target)
 
 
 def test_ipc_band_covers_the_grid():

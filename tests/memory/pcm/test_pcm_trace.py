@@ -38,6 +38,9 @@ def test_text_round_trip_with_data(tmp_path: Path):
         ("# c\n\n0 R 0 00\n", "line 3: data on a read"),
         ("0 W 0 abcd\n", "line 1: data 'abcd'...,? expected 128 hexadecimal digits"),
         ("# nothing\n", "no requests"),
+        ("0 R 0\ninf W 64\n", "line 2: time 'inf', expected a finite number of ns >= 0"),
+        ("-5 R 0\n", "line 1: time '-5', expected a finite number of ns >= 0"),
+        ("0 R 0xffffffffffffffffffff\n", r"line 1: address 0xffffffffffffffffffff, expected an address in \[0, 2\*\*63\)"),
     ],
 )
 def test_malformed_traces_name_file_and_line(tmp_path: Path, text, match):
@@ -72,3 +75,10 @@ def test_replay_uses_the_data_a_trace_carries(tmp_path: Path):
     assert res.relaxed_write_fraction == 1.0
     assert res.tri_read_fraction == 1.0  # each read finds the narrow line written before it
     assert run_trace(PcmConfig(), Scheme.BASE, pool, tr).relaxed_write_fraction == 0.0
+
+
+def test_missing_or_folder_trace_is_a_trace_error(tmp_path: Path):
+    with pytest.raises(TraceError, match="cannot read the trace: No such file"):
+        read_trace(tmp_path / "none.trace")
+    with pytest.raises(TraceError, match="cannot read the trace: Is a directory"):
+        read_trace(tmp_path)

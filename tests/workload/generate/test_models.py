@@ -60,3 +60,38 @@ def test_hugging_face_config(tmp_path):
     assert spec.total_params() == get_model("llama3-8b").total_params()
     gpt2 = from_hf_config({"model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 12, "vocab_size": 50257, "n_positions": 1024})
     assert gpt2.total_params() / 1e6 == pytest.approx(124.4, rel=0.01)
+
+
+_HF = {"hidden_size": 1024, "num_hidden_layers": 4, "num_attention_heads": 16, "vocab_size": 32000}
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        (json.dumps({**_HF, "hidden_size": "big"}), "config.json: hidden_size: got 'big'; expected an integer"),
+        (json.dumps({**_HF, "hidden_size": 1024.5}), "hidden_size: got 1024.5; expected an integer"),
+        (json.dumps({**_HF, "hidden_size": None}), "hidden: missing hidden_size"),
+        (json.dumps({**_HF, "intermediate_size": [4096]}), "intermediate_size: got \\[4096\\]"),
+        (json.dumps({**_HF, "hidden_size": 1000}), "config.json: model.head_dim: hidden 1000 is not a multiple"),
+        ("[1, 2]", "the top level is a list"),
+        ('{"hidden_size": 10', "invalid JSON at line 1"),
+    ],
+)
+def test_bad_hugging_face_config_names_file_and_key(tmp_path, text, match):
+    from trainsim.errors import ConfigError
+
+    path = tmp_path / "config.json"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=match):
+        get_model(str(path))
+
+
+def test_hugging_face_config_that_is_a_folder_or_binary(tmp_path):
+    from trainsim.errors import ConfigError
+
+    (tmp_path / "c.json").mkdir()
+    with pytest.raises(ConfigError, match="is a directory"):
+        get_model(str(tmp_path / "c.json"))
+    (tmp_path / "b.json").write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(ConfigError, match="not UTF-8"):
+        get_model(str(tmp_path / "b.json"))

@@ -405,6 +405,8 @@ def calibrate(
     candidates: Sequence[int] = (1, 2, 3, 4),
 ) -> Calibration:
     """Calibrate ``cell.relaxed_iterations`` once, against the write figure, closed loop."""
+    if not 0 < target < 1:
+        raise ConfigError(f"got {target!r}, expected a write-latency reduction in (0, 1)", field="--target")
     red = {}
     for r in candidates:
         c = cfg.replace(**{"cell.relaxed_iterations": r})

@@ -111,7 +111,11 @@ def read_trace(path: str | Path) -> Trace:
     content: list[int] = []
     data: list[bytes] = []
     last = -np.inf
-    with open(path, encoding="ascii", errors="replace") as fh:
+    try:
+        fh = open(path, encoding="ascii", errors="replace")  # noqa: SIM115 - the with below closes it
+    except OSError as exc:
+        raise TraceError(f"cannot read the trace: {exc.strerror}", file=str(path)) from None
+    with fh:
         for no, raw in enumerate(fh, start=1):
             text = raw.split("#", 1)[0].strip()
             if not text:
@@ -127,6 +131,8 @@ def read_trace(path: str | Path) -> Trace:
                 t = float(parts[0])
             except ValueError:
                 raise bad(f"time {parts[0]!r}", "a number of ns") from None
+            if not 0 <= t < np.inf:
+                raise bad(f"time {parts[0]!r}", "a finite number of ns >= 0")
             if not t >= last:
                 raise bad(f"time {t} before the previous {last}", "non-decreasing times")
             op = parts[1].upper()
@@ -136,8 +142,8 @@ def read_trace(path: str | Path) -> Trace:
                 addr = int(parts[2], 0)
             except ValueError:
                 raise bad(f"address {parts[2]!r}", "a decimal or 0x-hex byte address") from None
-            if addr < 0:
-                raise bad(f"address {addr}", "an address >= 0")
+            if not 0 <= addr < 2**63:
+                raise bad(f"address {parts[2]}", "an address in [0, 2**63)")
             c = -1
             if len(parts) == 4:
                 if op != "W":

@@ -11,7 +11,6 @@ paper-formula FLOPs of Narayanan et al. (SC'21, §5.1, Appendix) are
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -161,44 +160,53 @@ def from_hf_config(config: dict[str, Any] | str | Path, *, seq: int | None = Non
     ``tie_word_embeddings``) and GPT-2 style ones (``n_embd``, ``n_layer``, ``n_head``,
     ``n_inner``). ``seq`` defaults to ``max_position_embeddings`` (``n_positions``).
     """
-    where = None
+    from trainsim.config.checks import want_int  # here: config.files imports YAML
+    from trainsim.config.files import load_json_mapping
+
+    where = ""
     if not isinstance(config, dict):
         where = str(config)
-        try:
-            config = json.loads(Path(config).read_text())
-        except (OSError, json.JSONDecodeError) as exc:
-            raise ConfigError(f"cannot read Hugging Face config: {exc}", file=where) from None
-    assert isinstance(config, dict)
+        config = load_json_mapping(config)
 
-    def pick(key: str) -> Any:
+    def number(key: str) -> int:
+        return want_int(config[key], where, key)
+
+    def pick(key: str) -> int:
         for k in _HF_KEYS[key]:
-            if k in config:
-                return config[k]
+            if config.get(k) is not None:
+                return number(k)
         raise ConfigError(f"missing {' / '.join(_HF_KEYS[key])}", file=where, field=key)
 
-    hidden = int(pick("hidden"))
+    def optional(*keys: str, default: int) -> int:
+        """The first of ``keys`` set to a non-zero value, else ``default``."""
+        return next((number(k) for k in keys if config.get(k)), default)
+
+    hidden = pick("hidden")
     model_type = str(config.get("model_type", ""))
     gpt2_like = model_type in ("gpt2", "gpt_neox", "gptj", "opt") or "n_embd" in config
-    ffn = config.get("intermediate_size") or config.get("n_inner") or config.get("ffn_dim") or 4 * hidden
-    experts = int(config.get("num_local_experts") or config.get("num_experts") or 1)
-    max_pos = config.get("max_position_embeddings") or config.get("n_positions") or 2048
-    return TransformerSpec(
-        name=name or str(config.get("_name_or_path") or model_type or "hf-model"),
-        layers=int(pick("layers")),
-        hidden=hidden,
-        heads=int(pick("heads")),
-        kv_heads=int(config.get("num_key_value_heads") or 0),
-        head_dim=int(config.get("head_dim") or 0),
-        ffn=int(ffn),
-        vocab=int(pick("vocab")),
-        seq=int(seq or max_pos),
-        gated_mlp=not gpt2_like and str(config.get("hidden_act", "silu")) in ("silu", "swiglu"),
-        experts=experts,
-        top_k=int(config.get("num_experts_per_tok") or 1) if experts > 1 else 1,
-        moe_ffn=int(config.get("moe_intermediate_size") or 0),
-        tied_embeddings=bool(config.get("tie_word_embeddings", gpt2_like)),
-        learned_positions=gpt2_like,
-        norm="layernorm" if gpt2_like else "rmsnorm",
-        bias=gpt2_like,
-        fused_attention=not gpt2_like,
-    )
+    experts = optional("num_local_experts", "num_experts", default=1)
+    try:  # the spec checks its shape (hidden / heads ...): say which file it came from
+        return TransformerSpec(
+            name=name or str(config.get("_name_or_path") or model_type or "hf-model"),
+            layers=pick("layers"),
+            hidden=hidden,
+            heads=pick("heads"),
+            kv_heads=optional("num_key_value_heads", default=0),
+            head_dim=optional("head_dim", default=0),
+            ffn=optional("intermediate_size", "n_inner", "ffn_dim", default=4 * hidden),
+            vocab=pick("vocab"),
+            seq=seq or optional("max_position_embeddings", "n_positions", default=2048),
+            gated_mlp=not gpt2_like and str(config.get("hidden_act", "silu")) in ("silu", "swiglu"),
+            experts=experts,
+            top_k=optional("num_experts_per_tok", default=1) if experts > 1 else 1,
+            moe_ffn=optional("moe_intermediate_size", default=0),
+            tied_embeddings=bool(config.get("tie_word_embeddings", gpt2_like)),
+            learned_positions=gpt2_like,
+            norm="layernorm" if gpt2_like else "rmsnorm",
+            bias=gpt2_like,
+            fused_attention=not gpt2_like,
+        )
+    except ConfigError as exc:
+        if not where:
+            raise
+        raise ConfigError(str(exc), file=where, hint=exc.hint) from None

@@ -103,7 +103,5 @@ def get_model(name: str | Path, *, seq: int | None = None) -> TransformerSpec | 
         return LAYERED[key.replace("-", "")]()
     path = Path(text)
     if path.suffix == ".json" or path.is_file():
-        if not path.is_file():
-            raise ConfigError(f"no such file {text!r}", field="model")
-        return from_hf_config(path, seq=seq)
+        return from_hf_config(path, seq=seq)  # a missing file or a folder: its ConfigError
     raise ConfigError(f"unknown model {text!r}; known: {', '.join(model_names())}, or a Hugging Face config.json path", field="model")
