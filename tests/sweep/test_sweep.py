@@ -1,7 +1,9 @@
+import os
 import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -62,6 +64,35 @@ def _cli(*args, **kw):
     return subprocess.Popen([sys.executable, "-m", "trainsim.cli.main", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
 
 
+def _children(pid: int) -> list[int]:
+    """Live child processes of ``pid`` (Linux /proc), once the pool has started them."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        found = []
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    stat = Path(f"/proc/{entry}/stat").read_text()
+                except OSError:
+                    continue
+                if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                    found.append(int(entry))
+        if found:
+            return found
+        time.sleep(0.05)
+    return []
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie nobody reaps has ended)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="finds the workers through /proc")
 def test_sigkill_halfway_then_resume_counts_each_combination_once(tmp_path):
     spec = write_spec(tmp_path / "k.yaml", sizes=tuple(range(1, 101)), bws=(50, 100), steps=80)
     store_path = tmp_path / "k.sqlite"
@@ -76,11 +107,18 @@ def test_sigkill_halfway_then_resume_counts_each_combination_once(tmp_path):
                 if s.count() >= 40:
                     break
         time.sleep(0.05)
+    workers = _children(proc.pid)
+    assert workers, "the sweep runs its combinations in worker processes"
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     with SweepStore(store_path) as s:
         partial = s.count()
     assert 0 < partial < 200
+    # the killed sweep's workers notice and end (they would otherwise wait for tasks forever)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and any(_alive(pid) for pid in workers):
+        time.sleep(0.1)
+    assert not [pid for pid in workers if _alive(pid)]
     rerun = _cli("sweep", str(spec), "--store", str(store_path), "--jobs", "2")
     out, err = rerun.communicate(timeout=120)
     assert rerun.returncode == 0, err

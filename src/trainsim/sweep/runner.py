@@ -8,6 +8,8 @@ interrupted sweep keeps them and a re-run skips them.
 from __future__ import annotations
 
 import os
+import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
@@ -95,7 +97,7 @@ def _run_local(items: list[Item], jobs: int, record: Callable[[list[dict[str, An
         for batch in batches(items, 1):
             record(run_batch(batch))
         return
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    with ProcessPoolExecutor(max_workers=jobs, initializer=_exit_with_parent, initargs=(os.getpid(),)) as pool:
         futures: set[Future[list[dict[str, Any]]]] = {pool.submit(run_batch, b) for b in batches(items, jobs)}
         try:
             while futures:
@@ -106,6 +108,19 @@ def _run_local(items: list[Item], jobs: int, record: Callable[[list[dict[str, An
             for fut in futures:
                 fut.cancel()
             raise
+
+
+def _exit_with_parent(parent: int) -> None:
+    """Pool-worker initializer: the worker ends when the sweep process that started it is gone.
+    A sweep killed outright (SIGKILL, the OOM killer, a batch scheduler's limit) cannot tell
+    its workers, and they would wait for tasks forever; its results so far are in the store."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="trainsim-sweep-parent-watch", daemon=True).start()
 
 
 def _run_dask(items: list[Item], address: str, record: Callable[[list[dict[str, Any]]], None]) -> None:
