@@ -152,7 +152,7 @@ def read_with_messages(monkeypatch):
 
     def read(path: Path, **options: str) -> tuple[Any, ...]:
         with monkeypatch.context() as patch:
-            patch.setattr(chakra, "decode_file", lambda data, tails: None)
+            patch.setattr(chakra, "decode_file", lambda data, tails, names=None: None)
             patch.setattr(chakra.RowCache, "row", lambda self, data: None)
             return read_outcome(path, **options)
 
@@ -230,3 +230,20 @@ def _chain_graph() -> WorkloadGraph:
             pg_name="7" if node_id % 3 == 0 else None, data_deps=[node_id - 1] if node_id > 1 else [],
         )  # fmt: skip
     return builder.build()
+
+
+def test_rank_files_of_one_workload_share_their_node_names(tmp_path):
+    """A 1,024-rank workload repeats each stage's names on every rank: one string object each."""
+    from trainsim.workload.chakra import read_workload, write_workload
+    from trainsim.workload.graph import GraphBuilder
+
+    graphs = []
+    for rank in range(3):  # files that differ (a per-rank duration), names that do not
+        b = GraphBuilder()
+        for i in range(50):
+            b.add(i, 1, f"layer_{i}_fwd", duration_s=(rank + 1) * 1e-6, data_deps=[i - 1] if i else [])
+        graphs.append(b.build())
+    write_workload(str(tmp_path / "w"), graphs)
+    graphs = read_workload(str(tmp_path / "w"), 3)
+    assert graphs[0].names == graphs[2].names
+    assert all(a is b for a, b in zip(graphs[0].names, graphs[2].names, strict=True))

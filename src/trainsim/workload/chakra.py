@@ -101,7 +101,9 @@ def _read_graph(
     try:
         with open_trace(path) as stream:
             data = read_plain(stream, _WHOLE_FILE_BYTES)
-            fields = None if data is None else decode_file(data, cache.tails)
+            if len(cache.names) >= cache.limit:
+                cache.clear()
+            fields = None if data is None else decode_file(data, cache.tails, cache.names)
             if fields is None:
                 _NodeDecoder(builder, tally, cache).consume(
                     stream if data is None else io.BytesIO(data)

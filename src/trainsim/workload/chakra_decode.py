@@ -157,6 +157,12 @@ class RowCache:
         self.limit = limit
         self.nodes: dict[bytes, Row | None] = {}
         self.tails: dict[bytes, tuple[tuple, Any] | None] = {}
+        self.names: dict[str, str] = {}
+
+    def clear(self) -> None:
+        self.nodes.clear()
+        self.tails.clear()
+        self.names.clear()
 
     def row(self, data: bytes) -> Row | None:
         """The row of one serialized Node, or None when the general path must read it."""
@@ -165,8 +171,7 @@ class RowCache:
         except KeyError:
             pass
         if len(self.nodes) >= self.limit:
-            self.nodes.clear()
-            self.tails.clear()
+            self.clear()
         row = self.nodes[data] = self._decode(data)
         return row
 
@@ -343,11 +348,14 @@ _TAIL_COLUMNS = (
 """The WorkloadGraph fields of :func:`attribute_row`'s values, in its order (None: a list)."""
 
 
-def decode_file(data: bytes, tails: dict[bytes, tuple[tuple, Any] | None]) -> dict[str, Any] | None:
+def decode_file(
+    data: bytes, tails: dict[bytes, tuple[tuple, Any] | None], names_cache: dict[str, str] | None = None
+) -> dict[str, Any] | None:
     """The WorkloadGraph fields (all but ``source``, ``rank``, ``warnings``, ``use_ctrl_deps``)
     of a whole uncompressed file whose nodes are all canonical and in ascending unique id order,
     metadata included; None otherwise (the row-by-row reader then reads it). ``tails`` caches
-    the attribute parts by bytes, as :class:`RowCache` does."""
+    the attribute parts by bytes, as :class:`RowCache` does; ``names_cache`` keeps one object per
+    distinct node name (the ranks of a stage repeat every name: one copy, not one per rank)."""
     try:
         starts, stops = _frame_bounds(data)
         if not starts:
@@ -365,6 +373,8 @@ def decode_file(data: bytes, tails: dict[bytes, tuple[tuple, Any] | None]) -> di
         if np.any(ids[1:] <= ids[:-1]):
             return None
         names = cursor.strings(0x12)
+        if names_cache is not None:
+            names = [names_cache.setdefault(name, name) for name in names]
         types = np.zeros(n, dtype=np.int8)
         typed = cursor.key(0x18)
         type_values = cursor.varint(typed)
