@@ -141,3 +141,21 @@ def test_rank_count_mismatch_is_config_error():
 
     with pytest.raises(ConfigError, match="3 rank graphs but the network has 2 NPUs"):
         simulate(ring_platform(2), graphs_for(3, lambda b, r: b.add(1, T.COMP_NODE)))
+
+
+def test_ranks_with_equal_graphs_share_their_dependency_index():
+    """Rank files read one by one give equal, not identical, arrays; their ranks still share
+    one dependency index (a 1,024-rank step would otherwise hold one per rank)."""
+    from trainsim.system.executor import Executor
+    from trainsim.workload.graph import GraphBuilder
+
+    def chain(n: int, fork: bool = False):
+        b = GraphBuilder()
+        for i in range(n):
+            b.add(i, 1, f"c{i}", duration_s=1e-6, data_deps=[0] if fork and i else ([i - 1] if i else []))
+        return b.build()
+
+    ranks = Executor._build_ranks([chain(5), chain(5), chain(5, fork=True)], use_ctrl_deps=True)
+    assert ranks[0].children is ranks[1].children
+    assert ranks[0].children is not ranks[2].children
+    assert ranks[2].children[0] == [1, 2, 3, 4]

@@ -397,7 +397,16 @@ class CollectiveRuntime:
         request: CollectiveRequest,
         on_done: Callable[[Any], None],
         arg: Any,
+        finished: SymmetricOutcome | None = None,
+        shared: tuple[list[int], list[str], list[list[float]]] | None = None,
     ) -> RankWork:
+        """A record and the work of one member. ``shared``: the bytes per dimension,
+        algorithms and chunk spans of a ``finished`` symmetric run, one set of lists for every
+        member (a 1,024-rank step keeps millions of records)."""
+        if shared is None:
+            dim_bytes, algorithms, spans = [0] * len(self.topology.sizes), self._algorithms(inst), [[-1.0, -1.0] for _ in inst.chunks]
+        else:
+            dim_bytes, algorithms, spans = shared
         record = CollectiveRecord(
             rank,
             request.node_id,
@@ -405,10 +414,11 @@ class CollectiveRuntime:
             int(request.size),
             inst.key[0],
             self.queue.now,
-            dim_bytes=[0] * len(self.topology.sizes),
+            end_ns=-1.0 if finished is None else finished.end_ns,
+            dim_bytes=dim_bytes,
             chunks=len(inst.chunks),
-            algorithms=self._algorithms(inst),
-            chunk_spans=[[-1.0, -1.0] for _ in inst.chunks],
+            algorithms=algorithms,
+            chunk_spans=spans,
             group_size=len(inst.members),
         )
         self.records.append(record)
@@ -539,15 +549,13 @@ class CollectiveRuntime:
         end = outcome.end_ns
         works = []
         mirrors = self._mirror_ranks
+        shared = (list(outcome.dim_bytes), self._algorithms(inst), [list(span) for span in outcome.chunk_spans])
         for rank, request, on_done, arg, _t in pending:
             if rank in mirrors:  # it runs nothing and reports its representative's times
                 busy[rank] = end
                 continue
             self._priority(rank, request)
-            work = self._new_work(rank, inst, request, on_done, arg)
-            work.record.dim_bytes = list(outcome.dim_bytes)
-            work.record.chunk_spans = [list(span) for span in outcome.chunk_spans]
-            work.record.end_ns = end
+            work = self._new_work(rank, inst, request, on_done, arg, outcome, shared)
             self._in_flight[(rank, id(work))] = work
             busy[rank] = end
             works.append(work)

@@ -73,14 +73,25 @@ class Executor:
 
     @staticmethod
     def _build_ranks(graphs: Sequence[WorkloadGraph], use_ctrl_deps: bool) -> list[RankState]:
-        shared: dict[int, tuple[list[int], DependencyIndex]] = {}
+        # Ranks whose graphs have the same nodes and dependencies share one resource list and
+        # one dependency index: ranks built from one graph share its arrays (found by
+        # identity), ranks read from files have equal ones (found by content).
+        by_array: dict[int, tuple[list[int], DependencyIndex]] = {}
+        by_content: dict[bytes, tuple[list[int], DependencyIndex]] = {}
         ranks = []
         for rank, graph in enumerate(graphs):
-            key = id(graph.ids)  # ranks built from one graph share its arrays
-            if key not in shared:
-                _reject_cycles(graph, use_ctrl_deps)
-                shared[key] = (resource_classes(graph).tolist(), DependencyIndex(graph, use_ctrl_deps=use_ctrl_deps))
-            resource, deps = shared[key]
+            found = by_array.get(id(graph.ids))
+            if found is None:
+                digest = _structure_digest(graph)
+                found = by_content.get(digest)
+                if found is None:
+                    _reject_cycles(graph, use_ctrl_deps)
+                    found = by_content[digest] = (
+                        resource_classes(graph).tolist(),
+                        DependencyIndex(graph, use_ctrl_deps=use_ctrl_deps),
+                    )
+                by_array[id(graph.ids)] = found
+            resource, deps = found
             ranks.append(RankState(rank, graph, resource, deps))
         return ranks
 
@@ -356,3 +367,16 @@ def _reject_cycles(graph: WorkloadGraph, use_ctrl_deps: bool) -> None:
             node_id=cycle[0],
             hint="a workload graph must be acyclic; remove one of these dependencies",
         )
+
+
+def _structure_digest(graph: WorkloadGraph) -> bytes:
+    """A digest of what resource classes and dependencies are made of: node ids, types, CPU
+    flags and both dependency lists."""
+    import hashlib
+
+    h = hashlib.blake2b(digest_size=20)
+    for column in (graph.ids, graph.types, graph.is_cpu_op, graph.data_dep_ptr, graph.data_dep_ids, graph.ctrl_dep_ptr, graph.ctrl_dep_ids):
+        h.update(column.dtype.str.encode())
+        h.update(len(column).to_bytes(8, "little"))
+        h.update(column.tobytes())
+    return h.digest()
