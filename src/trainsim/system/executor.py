@@ -82,11 +82,11 @@ class Executor:
         for rank, graph in enumerate(graphs):
             found = by_array.get(id(graph.ids))
             if found is None:
-                digest = _structure_digest(graph)
-                found = by_content.get(digest)
+                key = _structure_key(graph) if len(graphs) > 1 else b""
+                found = by_content.get(key)
                 if found is None:
                     _reject_cycles(graph, use_ctrl_deps)
-                    found = by_content[digest] = (
+                    found = by_content[key] = (
                         resource_classes(graph).tolist(),
                         DependencyIndex(graph, use_ctrl_deps=use_ctrl_deps),
                     )
@@ -369,14 +369,10 @@ def _reject_cycles(graph: WorkloadGraph, use_ctrl_deps: bool) -> None:
         )
 
 
-def _structure_digest(graph: WorkloadGraph) -> bytes:
-    """A digest of what resource classes and dependencies are made of: node ids, types, CPU
-    flags and both dependency lists."""
-    import hashlib
-
-    h = hashlib.blake2b(digest_size=20)
+def _structure_key(graph: WorkloadGraph) -> bytes:
+    """What resource classes and dependencies are made of (node ids, types, CPU flags, both
+    dependency lists) as one bytes key; dict lookups hash it (no hashlib to import)."""
+    parts: list[bytes] = []
     for column in (graph.ids, graph.types, graph.is_cpu_op, graph.data_dep_ptr, graph.data_dep_ids, graph.ctrl_dep_ptr, graph.ctrl_dep_ids):
-        h.update(column.dtype.str.encode())
-        h.update(len(column).to_bytes(8, "little"))
-        h.update(column.tobytes())
-    return h.digest()
+        parts += (column.dtype.str.encode(), len(column).to_bytes(8, "little"), column.tobytes())
+    return b"".join(parts)
