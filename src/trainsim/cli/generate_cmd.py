@@ -22,13 +22,10 @@ from trainsim.system.modes import BACKENDS
 from trainsim.units import GB, human_time
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from rich.console import Console
 
     from trainsim.system.replica import GeneratedRun
     from trainsim.workload.generate import GeneratedWorkload
-    from trainsim.workload.graph import WorkloadGraph
 
 
 def _sizes(text: str | None) -> tuple[int, ...] | None:
@@ -142,6 +139,7 @@ def generate_command(
     run = None
     if platform is not None:
         from trainsim.system.replica import simulate_generated
+        from trainsim.workload.graph import executed_flop
 
         run = simulate_generated(platform, workload, backend=backend, replica_slice=not every_rank)
         summary["simulation"] = {
@@ -165,22 +163,6 @@ def generate_command(
         if run is not None:
             _print_run(console, run, summary["simulation"])
         console.print(f"total {human_time(total)} (generation {human_time(generated)})")
-
-
-def executed_flop(graphs: Sequence[WorkloadGraph]) -> float:
-    """FLOPs the compute nodes of all ranks execute (recomputation included); ranks that share
-    arrays (one pipeline stage) are summed once per array."""
-    from trainsim.enums import NodeType
-
-    per_array: dict[int, float] = {}
-    total = 0.0
-    for g in graphs:
-        key = id(g.num_ops)
-        flop = per_array.get(key)
-        if flop is None:
-            flop = per_array[key] = float(g.num_ops[g.types == NodeType.COMP_NODE].sum())
-        total += flop
-    return total
 
 
 def _print(workload: GeneratedWorkload, name: str, world: int, device: str) -> None:

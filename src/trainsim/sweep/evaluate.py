@@ -1,25 +1,39 @@
 """Runs one resolved combination: inputs document -> status and metrics (executed in workers).
 
 Metric names (seconds unless said): ``makespan_s``, ``finish_min_s``, ``compute_mean_s``,
-``comm_mean_s``, ``exposed_comm_max_s``, ``events`` (count).
+``comm_mean_s``, ``exposed_comm_max_s``, ``events`` (count), ``tflops_per_gpu`` (FLOPs of the
+compute nodes per GPU and second of the step, 1e12; recomputation included).
+
+A ``generate`` workload is a model and a parallelization (``trainsim generate``'s options as
+keys): the step is generated in memory for the combination's platform and simulated as
+``trainsim generate --platform`` does (one data-parallel replica standing for all when it
+can, ``system/replica.py``); a strategy that does not fit the device is ``infeasible``.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from trainsim.errors import ConfigError, InfeasibleError, TrainsimError
 from trainsim.workload.graph import WorkloadGraph
 
-METRICS = ("makespan_s", "finish_min_s", "compute_mean_s", "comm_mean_s", "exposed_comm_max_s", "events")
+METRICS = ("makespan_s", "finish_min_s", "compute_mean_s", "comm_mean_s", "exposed_comm_max_s", "events", "tflops_per_gpu")
+
+PARALLELISM_KEYS = (
+    "tp", "pp", "dp", "ep", "sp", "zero", "fsdp", "recompute", "micro_batch", "global_batch",
+    "schedule", "virtual_stages", "order", "overlap_grad_reduce", "granularity",
+)  # fmt: skip
+"""Keys of a ``generate`` workload that are :class:`~trainsim.workload.generate.Parallelism` fields."""
 
 
 WORKLOAD_KEYS = {
     "collective": (("type", "size_bytes"), ("involved_dim",)),
     "data_parallel": (("layers", "allreduce_bytes"), ("forward_s", "backward_s")),
     "shift": (("size_bytes",), ("steps", "distance")),
+    "generate": (("model",), (*PARALLELISM_KEYS, "seq", "device", "memory_check", "every_rank")),
 }
 """Per workload kind: its required and optional keys (``chakra`` takes a prefix string)."""
 
@@ -50,7 +64,8 @@ def check_workload(spec: Any, *, complete: bool = True, file: str | None = None,
 
 
 def build_workload(spec: dict[str, Any], npus: int) -> Sequence[WorkloadGraph]:
-    """Rank graphs from a workload mapping (one key: collective, data_parallel, shift or chakra)."""
+    """Rank graphs from a workload mapping (one key: collective, data_parallel, shift or chakra;
+    ``generate`` needs the platform: :func:`evaluate`)."""
     from trainsim.workload import micro
 
     check_workload(spec)
@@ -66,33 +81,59 @@ def build_workload(spec: dict[str, Any], npus: int) -> Sequence[WorkloadGraph]:
         from trainsim.workload.chakra import read_workload
 
         return read_workload(str(args), npus)
-    raise AssertionError(kind)  # check_workload knows every kind
+    raise ConfigError(f"a {kind!r} workload is built for its platform by evaluate()", field="workload")
 
 
 def evaluate(document: dict[str, Any]) -> tuple[str, dict[str, Any], str | None]:
     """``(status, metrics, error)`` for one combination; never raises for a user's mistake."""
     from trainsim.config.platform import parse_platform
     from trainsim.system.api import simulate
+    from trainsim.workload.graph import executed_flop
 
+    backend = document.get("backend", "congestion_unaware")
     try:
         platform = parse_platform(document["platform"], "<sweep combination>")
-        graphs = build_workload(document["workload"], platform.network.npus)
-        result = simulate(platform, graphs, backend=document.get("backend", "congestion_unaware"), compat=document.get("compat"))
+        workload = document["workload"]
+        if isinstance(workload, dict) and "generate" in workload:
+            check_workload(workload)
+            if document.get("compat"):
+                platform = replace(platform, compat=document["compat"])
+            makespan, ranks, events, graphs = _generated_step(platform, workload["generate"], backend)
+        else:
+            graphs = build_workload(workload, platform.network.npus)
+            result = simulate(platform, graphs, backend=backend, compat=document.get("compat"))
+            makespan, ranks, events = result.makespan_s, result.ranks, result.events
     except InfeasibleError as exc:
         return "infeasible", {}, str(exc)
     except (TrainsimError, KeyError, ValueError, TypeError) as exc:
         return "error", {}, f"{type(exc).__name__}: {exc}"
-    ranks = result.ranks
     n = max(1, len(ranks))
     metrics = {
-        "makespan_s": result.makespan_s,
+        "makespan_s": makespan,
         "finish_min_s": min((r.finish_s for r in ranks), default=0.0),
         "compute_mean_s": sum(r.compute_s for r in ranks) / n,
         "comm_mean_s": sum(r.comm_s for r in ranks) / n,
         "exposed_comm_max_s": max((r.exposed_comm_s for r in ranks), default=0.0),
-        "events": result.events,
+        "events": events,
+        "tflops_per_gpu": executed_flop(graphs) / max(1, len(graphs)) / makespan / 1e12 if makespan > 0 else 0.0,
     }
     return "ok", metrics, None
+
+
+def _generated_step(platform: Any, args: dict[str, Any], backend: str) -> tuple[float, Sequence[Any], int, Sequence[WorkloadGraph]]:
+    """Generate a ``generate`` workload for ``platform`` and simulate one step: (makespan s,
+    per-rank results, events, the rank graphs). The ranks of a replica slice stand for all."""
+    from trainsim.compute import OperatorTimer
+    from trainsim.system.replica import simulate_generated
+    from trainsim.workload.generate import Parallelism, generate
+    from trainsim.workload.models import get_model
+
+    spec = get_model(str(args["model"]), seq=int(args["seq"]) if args.get("seq") else None)
+    par = Parallelism(**{k: args[k] for k in PARALLELISM_KEYS if k in args})
+    timer = OperatorTimer(str(args.get("device", "A100")))
+    workload = generate(spec, par, timer, network_sizes=platform.network.sizes, check_memory=bool(args.get("memory_check", True)))
+    run = simulate_generated(platform, workload, backend=backend, replica_slice=not args.get("every_rank", False))
+    return run.makespan_s, run.ranks, run.events, workload.graphs
 
 
 def run_batch(items: list[tuple[str, dict[str, Any], dict[str, Any]]]) -> list[dict[str, Any]]:

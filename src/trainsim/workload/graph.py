@@ -359,3 +359,18 @@ class GraphBuilder:
             warnings=list(self.warnings),
             use_ctrl_deps=self.use_ctrl_deps,
         )
+
+
+def executed_flop(graphs: Sequence[WorkloadGraph]) -> float:
+    """FLOPs the compute nodes of all ``graphs`` execute (``num_ops``; recomputation included
+    where the graphs recompute); ranks that share arrays (one pipeline stage of a generated
+    workload, a replicated microbenchmark) are summed once per array."""
+    per_array: dict[int, float] = {}
+    total = 0.0
+    for g in graphs:
+        key = id(g.num_ops)
+        flop = per_array.get(key)
+        if flop is None:
+            flop = per_array[key] = float(g.num_ops[g.types == NodeType.COMP_NODE].sum())
+        total += flop
+    return total
