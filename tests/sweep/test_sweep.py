@@ -136,6 +136,14 @@ def test_show_export_and_plot(tmp_path, spec_file):
     out, err = show.communicate(timeout=60)
     assert show.returncode == 0, err
     assert (tmp_path / "out.csv").read_text().count("\n") == 51
+    chosen = _cli("sweep", "show", str(store), "--metrics", "events,comm_mean_s", "--top", "2")
+    out, err = chosen.communicate(timeout=60)
+    assert chosen.returncode == 0, err
+    header = next(line for line in out.splitlines() if "events" in line)
+    assert "comm_mean_s" in header and "makespan_s" not in header
+    wrong = _cli("sweep", "show", str(store), "--metrics", "speed")
+    _, err = wrong.communicate(timeout=60)
+    assert wrong.returncode == 2 and "unknown metric 'speed'" in err
     plot = _cli("sweep", "plot", str(store), "--x", "size", "--y", "makespan_s", "--hue", "bw", "--out", str(tmp_path / "p.png"), "--logx")
     _, err = plot.communicate(timeout=60)
     assert plot.returncode == 0, err

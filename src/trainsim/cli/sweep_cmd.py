@@ -88,6 +88,7 @@ def sweep_show(
     top: int = typer.Option(10, "--top", min=1, help="Rows to print."),
     export_path: Path | None = typer.Option(None, "--export", help="Write every row to .csv or .parquet."),
     where_expr: str | None = typer.Option(None, "--where", help="Keep rows where this expression holds, e.g. 'size == 1073741824'."),
+    metrics: str | None = typer.Option(None, "--metrics", help="Metric columns to print, comma-separated (default: the sort metric and makespan_s)."),
 ) -> None:
     """Print the best rows of a sweep store."""
     from rich.console import Console
@@ -103,6 +104,11 @@ def sweep_show(
         typer.echo(f"wrote {len(frame)} rows to {export_path}")
     best = best_rows(where(frame, where_expr), sort, top)
     shown_metrics = [sort] + (["makespan_s"] if sort != "makespan_s" else [])
+    if metrics:
+        shown_metrics = [m.strip() for m in metrics.split(",") if m.strip()]
+        unknown = [m for m in shown_metrics if m not in METRICS]
+        if unknown:
+            raise ConfigError(f"unknown metric {unknown[0]!r}; expected one of {', '.join(METRICS)}", field="--metrics")
     hidden = {"key", "wall_s", "error", "status", *METRICS}
     table = Table(title=f"{len(frame)} rows in {store_path}; best {len(best)} by {sort}")
     cols = [c for c in best.columns if c not in hidden] + [m for m in shown_metrics if m in best.columns]
