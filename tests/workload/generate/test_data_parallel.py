@@ -1,6 +1,8 @@
 """Data parallelism and ZeRO-1/2/3 (Rajbhandari et al. 2020): gradient all-reduce, or
 reduce-scatter + all-gather, or per-layer all-gather/reduce-scatter."""
 
+import pytest
+
 from trainsim.workload.generate import Parallelism, generate
 
 from .conftest import collectives, toy
@@ -56,3 +58,13 @@ def test_fsdp_is_zero3():
     a = generate(toy(), Parallelism(dp=2, micro_batch=1, fsdp=True))
     b = generate(toy(), Parallelism(dp=2, micro_batch=1, zero=3))
     assert collectives(a.graphs[0]) == collectives(b.graphs[0])
+
+
+def test_rank_graphs_that_cannot_fit_in_memory_are_refused_at_once():
+    """A data-parallel degree of a billion would take minutes to lay out and then run out of
+    memory; it is refused before any of that, saying what it would need."""
+    from trainsim.errors import InfeasibleError
+    from trainsim.workload.models import get_model
+
+    with pytest.raises(InfeasibleError, match=r"1,000,000,000 rank graphs need about [\d,]+ GB; this machine has"):
+        generate(get_model("megatron-1.7b"), Parallelism(dp=10**9, global_batch=10**9))
