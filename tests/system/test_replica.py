@@ -128,3 +128,24 @@ def test_mirrors_issue_with_their_representative(symmetry):
     run = simulate(platform, graphs, symmetry=symmetry, mirrors={0: (1, 2, 3)})
     assert run.ranks[0] == full.ranks[0]
     assert [r.nodes for r in run.ranks[1:]] == [0, 0, 0]
+
+
+def test_a_representative_that_would_wait_for_another_ranks_mirror_gets_none():
+    """A mirror runs nothing: a representative sending to one, or sharing a group with another
+    representative's mirror, would wait forever, so no mirrors are used then."""
+    from trainsim.enums import CommType, NodeType
+    from trainsim.system.replica import _issues_alone_or_with_its_mirrors
+    from trainsim.workload.graph import GraphBuilder
+
+    def graph(**comm):
+        b = GraphBuilder(rank=0)
+        b.add(0, NodeType.COMM_SEND_NODE if "comm_dst" in comm else NodeType.COMM_COLL_NODE, "c", comm_size=8, **comm)
+        return b.build()
+
+    groups = {"g": (0, 1, 3)}
+    mirror_of = {1: 0, 3: 2}
+    assert not _issues_alone_or_with_its_mirrors(graph(comm_dst=3, comm_tag=1), mirror_of, groups)
+    assert _issues_alone_or_with_its_mirrors(graph(comm_dst=2, comm_tag=1), mirror_of, groups)
+    coll = {"comm_type": int(CommType.ALL_REDUCE), "pg_name": "g"}
+    assert not _issues_alone_or_with_its_mirrors(graph(**coll), mirror_of, groups)
+    assert _issues_alone_or_with_its_mirrors(graph(**coll), {1: 0}, groups)

@@ -289,7 +289,28 @@ def tensor_mirrors(
                 return {}
     for rs in stages.values():
         mirrors[rs[0]] = tuple(rs[1:])
+    mirror_of = {m: rep for rep, ms in mirrors.items() for m in ms}
+    for rep in mirrors:
+        if not _issues_alone_or_with_its_mirrors(graphs[rep], mirror_of, groups):
+            return {}
     return mirrors
+
+
+def _issues_alone_or_with_its_mirrors(graph: WorkloadGraph, mirror_of: dict[int, int], groups: dict[str, tuple[int, ...]]) -> bool:
+    """Whether every peer of a representative's sends and receives runs its own graph, and every
+    member of its collectives' groups does or is one of its own mirrors (which the runtime
+    issues with it): a mirror of another rank there would never take part."""
+    me = graph.rank
+    for kind, column in ((NodeType.COMM_SEND_NODE, "comm_dst"), (NodeType.COMM_RECV_NODE, "comm_src")):
+        peers = set(getattr(graph, column)[graph.types == kind].tolist())
+        if any(p in mirror_of for p in peers):
+            return False
+    colls = np.flatnonzero(graph.types == NodeType.COMM_COLL_NODE).tolist()
+    for name in {graph.pg_name[p] for p in colls}:
+        for member in groups.get(name, ()):
+            if mirror_of.get(member, me) != me:
+                return False
+    return True
 
 
 def _mirrors_rank(
