@@ -142,12 +142,13 @@ def generate_command(
         from trainsim.workload.graph import executed_flop
 
         run = simulate_generated(platform, workload, backend=backend, replica_slice=not every_rank)
+        flop_per_gpu = executed_flop(workload.graphs) / par.world
         summary["simulation"] = {
             **run.to_dict(),
             "platform": str(platform_path),
             "backend": backend,
-            "flop_per_gpu": executed_flop(workload.graphs) / par.world,
-            "flops_per_gpu": executed_flop(workload.graphs) / par.world / run.makespan_s if run.makespan_s > 0 else None,
+            "flop_per_gpu": flop_per_gpu,
+            "flops_per_gpu": flop_per_gpu / run.makespan_s if run.makespan_s > 0 else None,
         }
     total = time.perf_counter() - start
     summary["total_s"] = total

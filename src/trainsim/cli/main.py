@@ -46,17 +46,18 @@ def main(argv: list[str] | None = None) -> int:
         app(args=argv, prog_name="trainsim")
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    except DeadlockError as exc:
-        print(f"trainsim: deadlock: {exc}", file=sys.stderr)
-        return EXIT_DEADLOCK
-    except InfeasibleError as exc:
-        print(f"trainsim: infeasible: {exc}", file=sys.stderr)
-        return EXIT_INFEASIBLE
     except TrainsimError as exc:
-        print(f"trainsim: error: {exc}", file=sys.stderr)
+        kind, code = (
+            ("deadlock", EXIT_DEADLOCK)
+            if isinstance(exc, DeadlockError)
+            else ("infeasible", EXIT_INFEASIBLE)
+            if isinstance(exc, InfeasibleError)
+            else ("error", EXIT_USER_ERROR)
+        )
+        print(f"trainsim: {kind}: {exc}", file=sys.stderr)
         if exc.hint:
             print(f"hint: {exc.hint}", file=sys.stderr)
-        return EXIT_USER_ERROR
+        return code
     except OSError as exc:
         if exc.filename is None:
             raise

@@ -238,6 +238,9 @@ def simulate_replica(
     )
 
 
+_PEER_COLUMNS = ((NodeType.COMM_SEND_NODE, "comm_dst"), (NodeType.COMM_RECV_NODE, "comm_src"))
+"""Point-to-point node types and the column holding each one's peer rank."""
+
 # Columns a mirror's graph must share with its representative's; the rank-specific ones
 # (pg_name, comm_src, comm_dst) are checked through the renaming instead.
 _SAME_COLUMNS = (
@@ -301,7 +304,7 @@ def _issues_alone_or_with_its_mirrors(graph: WorkloadGraph, mirror_of: dict[int,
     member of its collectives' groups does or is one of its own mirrors (which the runtime
     issues with it): a mirror of another rank there would never take part."""
     me = graph.rank
-    for kind, column in ((NodeType.COMM_SEND_NODE, "comm_dst"), (NodeType.COMM_RECV_NODE, "comm_src")):
+    for kind, column in _PEER_COLUMNS:
         peers = set(getattr(graph, column)[graph.types == kind].tolist())
         if any(p in mirror_of for p in peers):
             return False
@@ -329,7 +332,7 @@ def _mirrors_rank(
     if mine.involved_dim != rep.involved_dim or mine.use_ctrl_deps != rep.use_ctrl_deps:
         return False
     me, them = mine.rank, rep.rank
-    for kind, column in ((NodeType.COMM_SEND_NODE, "comm_dst"), (NodeType.COMM_RECV_NODE, "comm_src")):
+    for kind, column in _PEER_COLUMNS:
         pos = np.flatnonzero(mine.types == kind)
         pairs = set(zip(getattr(mine, column)[pos].tolist(), getattr(rep, column)[pos].tolist(), strict=True))
         for peer, rep_peer in pairs:
