@@ -84,7 +84,7 @@ def write_with_messages(graphs: list[WorkloadGraph], prefix: Path) -> None:
 def read_with_messages(paths: list[Path]) -> None:
     """read_rank with the column-wise and row fast paths switched off."""
     decode_file, row = chakra.decode_file, chakra.RowCache.row
-    chakra.decode_file = lambda data, tails: None  # type: ignore[assignment]
+    chakra.decode_file = lambda data, tails, names=None: None  # type: ignore[assignment]
     chakra.RowCache.row = lambda self, data: None  # type: ignore[method-assign]
     try:
         for path in paths:

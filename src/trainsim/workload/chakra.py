@@ -123,6 +123,12 @@ def _read_graph(
     return graph
 
 
+_GIVE_UP_FAST_ROWS = 64
+"""Nodes the canonical decoder may decline at the start of a file before the rest of it goes
+straight to protobuf (a PyTorch-derived trace has none it can read: trying every node cost that
+file as much as reading it)."""
+
+
 class _NodeDecoder:
     """Turns the messages of one file into GraphBuilder rows, tallying tolerated problems.
 
@@ -151,12 +157,18 @@ class _NodeDecoder:
         self.builder.metadata = self._checked_metadata(first[1])
         row_of = self.cache.row
         add_row = self.builder.add_row
+        declined = 0  # nodes the canonical decoder declined before it read any
+        try_fast = True
         for self.offset, data in frames:
-            row = row_of(data)
-            if row is None:
-                self.add_node(data)
-            else:
+            row = row_of(data) if try_fast else None
+            if row is not None:
+                declined = -1  # it reads this file: keep trying it on every node
                 add_row(*row, b"")
+                continue
+            if declined >= 0:
+                declined += 1
+                try_fast = declined < _GIVE_UP_FAST_ROWS
+            self.add_node(data)
 
     def _checked_metadata(self, data: bytes) -> bytes:
         try:

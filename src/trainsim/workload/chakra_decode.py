@@ -71,15 +71,15 @@ def _delimited(data: bytes, pos: int) -> tuple[int, int]:
     return start, stop
 
 
-def _packed_ids(data: bytes, pos: int) -> tuple[list[int], int]:
-    start, stop = _delimited(data, pos)
+def _packed_ids(data: bytes, start: int, stop: int) -> list[int]:
+    """The packed repeated uint64 payload ``data[start:stop]`` (node ids, int64 range)."""
     ids = []
     while start < stop:
         value, start = _varint(data, start)
         ids.append(value)
     if start != stop or (ids and max(ids) > INT64_MAX):
         raise _Decline
-    return ids, stop
+    return ids
 
 
 def _bools(data: bytes) -> list[int]:
@@ -191,20 +191,25 @@ class RowCache:
                 if node_type >= 0x80:
                     return None
                 pos += 2
-            ctrl_deps: list[int] = []
-            data_deps: list[int] = []
+            ctrl_span = data_span = (0, 0)
             if pos < end and data[pos] == 0x22:
-                ctrl_deps, pos = _packed_ids(data, pos + 1)
+                ctrl_span = _delimited(data, pos + 1)
+                pos = ctrl_span[1]
             if pos < end and data[pos] == 0x2A:
-                data_deps, pos = _packed_ids(data, pos + 1)
+                data_span = _delimited(data, pos + 1)
+                pos = data_span[1]
+            # the attributes first: a node they decline (extra fields, legacy types) goes to
+            # protobuf without its dependency lists decoded here in vain
             tail = data[pos:]
             if tail in self.tails:
                 attributes = self.tails[tail]
             else:
                 attributes = self.tails[tail] = self._tail(tail)
+            if attributes is None:
+                return None
+            ctrl_deps = _packed_ids(data, *ctrl_span)
+            data_deps = _packed_ids(data, *data_span)
         except (_Decline, IndexError, UnicodeDecodeError):
-            return None
-        if attributes is None:
             return None
         return (node_id, node_type, name, attributes[0], attributes[1], data_deps, ctrl_deps)
 
@@ -307,9 +312,9 @@ class _Cursor:
             data[a : a + n].decode() for a, n in zip(start.tolist(), length.tolist(), strict=True)
         ]
 
-    def packed_ids(self, key: int) -> tuple[np.ndarray, np.ndarray]:
-        """A packed repeated uint64 field per message as CSR ``(ptr, values)`` (int64)."""
-        start, length = self.delimited(self.key(key))
+    def packed_ids(self, start: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """A packed repeated uint64 field per message, its payloads at ``(start, length)``
+        (:meth:`delimited`), as CSR ``(ptr, values)`` (int64)."""
         raw = self.gather(start, length)
         ends = raw < 0x80
         bounds = np.zeros(len(length) + 1, dtype=np.int64)
@@ -348,6 +353,9 @@ _TAIL_COLUMNS = (
 """The WorkloadGraph fields of :func:`attribute_row`'s values, in its order (None: a list)."""
 
 
+_PROBE_NODES = 8
+
+
 def decode_file(
     data: bytes, tails: dict[bytes, tuple[tuple, Any] | None], names_cache: dict[str, str] | None = None
 ) -> dict[str, Any] | None:
@@ -362,6 +370,11 @@ def decode_file(
             return None
         metadata = data[starts[0] : stops[0]]
         schema.GlobalMetadata.FromString(metadata)
+        # every node must be canonical: a first one that is not (a traced file) ends it here
+        probe = RowCache(limit=_PROBE_NODES)
+        probe.tails = tails
+        if any(probe.row(data[a:b]) is None for a, b in zip(starts[1 : 1 + _PROBE_NODES], stops[1 : 1 + _PROBE_NODES], strict=True)):
+            return None
         cursor = _Cursor(data, starts[1:], stops[1:])
         n = len(cursor.pos)
         ids = np.zeros(n, dtype=np.int64)
@@ -381,8 +394,10 @@ def decode_file(
         if np.any(type_values >= 0x80):
             return None
         types[typed] = type_values
-        ctrl_ptr, ctrl_ids = cursor.packed_ids(0x22)
-        data_ptr, data_ids = cursor.packed_ids(0x2A)
+        ctrl_span = cursor.delimited(cursor.key(0x22))
+        data_span = cursor.delimited(cursor.key(0x2A))
+        # the attributes before the dependency lists: a file they decline goes to the
+        # row-by-row reader without its dependencies decoded here in vain
         index: dict[bytes, int] = {}
         which = [index.setdefault(tail, len(index)) for tail in cursor.tails()]
         rows = []
@@ -393,6 +408,8 @@ def decode_file(
             if row is None:
                 return None
             rows.append(row)
+        ctrl_ptr, ctrl_ids = cursor.packed_ids(*ctrl_span)
+        data_ptr, data_ids = cursor.packed_ids(*data_span)
     except (_Decline, IndexError, UnicodeDecodeError, DecodeError):
         return None
     fields: dict[str, Any] = {
