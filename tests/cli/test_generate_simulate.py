@@ -51,7 +51,7 @@ def test_simulates_one_replica_and_writes_no_files(tmp_path, platform_file, caps
 
 
 def test_every_rank_on_request_and_when_the_backend_needs_it(tmp_path, platform_file):
-    for extra, why in ((["--every-rank"], ""), (["--backend", "congestion_aware"], "congestion_unaware")):
+    for extra, why in ((["--every-rank"], ""), (["--backend", "congestion_aware"], "pairwise symmetry class")):
         summary_path = tmp_path / "s.json"
         assert main(["generate", *SMALL, "--platform", str(platform_file), "--json", str(summary_path), "-q", *extra]) == 0
         sim = json.loads(summary_path.read_text())["simulation"]

@@ -19,6 +19,10 @@ LIGHT_TRAINSIM = {
     "trainsim.units",
     "trainsim.system",
     "trainsim.system.modes",
+    "trainsim.lazyimport",
+    "trainsim.network",
+    "trainsim.network.protocol",
+    "trainsim.network.registry",
 }
 
 _PROBE = (

@@ -1,4 +1,3 @@
-import time
 
 import pytest
 
@@ -66,10 +65,8 @@ def test_receive_without_send_is_a_deadlock_naming_the_node():
         if rank == 1:
             b.add(4, T.COMM_RECV_NODE, "r", comm_src=0, comm_tag=3, comm_size=8)
 
-    start = time.monotonic()
     with pytest.raises(DeadlockError) as err:
         simulate(ring_platform(2), graphs_for(2, build))
-    assert time.monotonic() - start < 1.0
     msg = str(err.value)
     assert "rank 1 node 4" in msg and "from rank 0 tag 3" in msg
 
@@ -80,10 +77,9 @@ def test_cycle_is_reported_not_looped_on():
         b.add(2, T.COMP_NODE, "b", duration_s=1e-6, data_deps=[1])
         b.add(3, T.COMP_NODE, "c", duration_s=1e-6)
 
-    start = time.monotonic()
+    # the cycle is found before the run (the executor never starts: no events)
     with pytest.raises(TraceError, match=r"dependency cycle of 2 node\(s\): 1 -> 2 -> 1"):
         simulate(ring_platform(2), graphs_for(2, build))
-    assert time.monotonic() - start < 1.0
 
 
 def test_size_mismatch_names_both_nodes():

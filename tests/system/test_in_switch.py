@@ -156,7 +156,7 @@ def test_congestion_aware_backend_is_a_config_error():
 
     q = EventQueue()
     rt = CollectiveRuntime(platform(), CongestionAwareNetwork(SW4, q), q)
-    with pytest.raises(ConfigError, match="congestion-unaware"):
+    with pytest.raises(ConfigError, match="in-switch reduction"):
         for r in range(4):
             rt.issue(CollectiveRequest(r, 1, AR, 2**20, None, "", None), lambda _a: None)
         q.run()

@@ -81,7 +81,7 @@ def test_slice_refuses_what_it_cannot_reproduce():
     with pytest.raises(ConfigError, match="ZeRO-3"):
         simulate_replica(w.platform(_platform((4,))), w)
     w = generate(_shrunk_1_7b(), Parallelism(tp=1, pp=1, dp=4, global_batch=4), OperatorTimer("A100"))
-    with pytest.raises(ConfigError, match="congestion_unaware"):
+    with pytest.raises(ConfigError, match="pairwise symmetry class"):
         simulate_replica(w.platform(_platform((4,))), w, backend="congestion_aware")
 
 

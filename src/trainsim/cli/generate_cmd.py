@@ -18,7 +18,7 @@ import typer
 from trainsim.cli.app import app
 from trainsim.cli.outputs import check_output_file, check_output_prefix
 from trainsim.errors import ConfigError
-from trainsim.system.modes import BACKENDS
+from trainsim.system.modes import backend_names
 from trainsim.units import GB, human_time
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ def generate_command(
     model: str = typer.Argument(..., help="Zoo model name (e.g. gpt3-175b, llama3-70b, resnet50) or a Hugging Face config.json."),
     out: str | None = typer.Option(None, "--out", "-o", help="Output prefix: writes PREFIX.<rank>.et and PREFIX.comm_groups.json."),
     platform_path: Path | None = typer.Option(None, "--platform", help="Native platform YAML: simulate the generated step on it, in memory (no files needed)."),
-    backend: str = typer.Option("congestion_unaware", "--backend", help=f"Network backend of the simulation: {', '.join(BACKENDS)}."),
+    backend: str = typer.Option("congestion_unaware", "--backend", help=f"Network backend of the simulation: {', '.join(backend_names())}."),
     every_rank: bool = typer.Option(False, "--every-rank", help="Simulate every rank, even where one data-parallel replica stands for all."),
     tp: int = typer.Option(1, "--tp", help="Tensor-parallel degree."),
     pp: int = typer.Option(1, "--pp", help="Pipeline-parallel degree."),
@@ -81,8 +81,8 @@ def generate_command(
             "nothing to do: no --out and no --platform",
             hint="--out PREFIX writes the rank files, --platform FILE simulates the step; give either or both",
         )
-    if backend not in BACKENDS:
-        raise ConfigError(f"unknown network backend {backend!r}; expected one of {', '.join(BACKENDS)}", field="--backend")
+    if backend not in backend_names():
+        raise ConfigError(f"unknown network backend {backend!r}; expected one of {', '.join(backend_names())}", field="--backend")
     if out is not None:
         check_output_prefix(out, "--out")
     check_output_file(json_path, "--json")

@@ -21,7 +21,7 @@ import typer
 from trainsim.cli.app import app
 from trainsim.cli.outputs import check_output_dir
 from trainsim.errors import ConfigError
-from trainsim.system.modes import BACKENDS
+from trainsim.system.modes import backend_names
 
 
 @app.command("repurpose")
@@ -61,7 +61,7 @@ def repurpose(
     backend: Annotated[
         str,
         typer.Option(
-            "--backend", help=f"Network backend of the latency simulations: {', '.join(BACKENDS)}."
+            "--backend", help=f"Network backend of the latency simulations: {', '.join(backend_names())}."
         ),
     ] = "flow",
     et_out: Annotated[
@@ -88,8 +88,8 @@ def repurpose(
         budgets=tuple(sorted(set(budget))),
         seeds=tuple(seed) if seed else (0,),
     )
-    if backend not in BACKENDS:
-        raise ConfigError(f"{backend!r}: expected one of {', '.join(BACKENDS)}", field="--backend")
+    if backend not in backend_names():
+        raise ConfigError(f"{backend!r}: expected one of {', '.join(backend_names())}", field="--backend")
     for b in batch or ():
         if b < 1:
             raise ConfigError(f"{b!r}: expected a batch of at least 1 sample", field="--batch")

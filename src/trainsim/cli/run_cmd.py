@@ -17,7 +17,7 @@ import typer
 from trainsim.cli.app import app
 from trainsim.cli.outputs import check_output_file
 from trainsim.errors import ConfigError
-from trainsim.system.modes import BACKENDS, COMPAT_MODES
+from trainsim.system.modes import COMPAT_MODES, backend_names
 from trainsim.units import human_time
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ def run_command(
     network_configuration: Path | None = typer.Option(None, "--network-configuration", help="ASTRA-sim network YAML."),
     remote_memory_configuration: Path | None = typer.Option(None, "--remote-memory-configuration", help="ASTRA-sim remote-memory JSON."),
     comm_group_configuration: Path | None = typer.Option(None, "--comm-group-configuration", help="ASTRA-sim communicator-group JSON."),
-    backend: str = typer.Option("congestion_unaware", "--backend", help=f"Network backend: {', '.join(BACKENDS)}."),
+    backend: str = typer.Option("congestion_unaware", "--backend", help=f"Network backend: {', '.join(backend_names())}."),
     compat: str | None = typer.Option(None, "--compat", help=f"Arithmetic conventions: {', '.join(COMPAT_MODES)} ('astra' reproduces ASTRA-sim's numbers; default: astra for ASTRA-sim's files, else the platform file's)."),
     json_path: Path | None = typer.Option(None, "--json", help="Write the result as JSON to this path ('-' for stdout)."),
     trace_path: Path | None = typer.Option(None, "--trace", help="Write a Perfetto / Chrome-trace JSON timeline."),

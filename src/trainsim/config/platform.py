@@ -169,9 +169,18 @@ def _to_platform(m: PlatformModel, file: str) -> Platform:
         source=file,
     )
     groups = parse_comm_groups(dict(m.comm_groups), file, npus=network.npus, prefix="comm_groups.")
-    platform = Platform(network, system, memory, groups, compat=m.compat)
+    platform = Platform(network, system, memory, groups, compat=m.compat, backend_options=_backend_options(m.backends, file))
     cross_check(platform, native=True)
     return platform
+
+
+def _backend_options(sections: dict[str, dict[str, Any]], file: str) -> dict[str, Any]:
+    """Each backend's section validated by that backend's own model (``network/registry``)."""
+    if not sections:
+        return {}
+    from trainsim.network.registry import validate_options
+
+    return {name: validate_options(name, raw, file=file) for name, raw in sections.items()}
 
 
 def _fabric(f: FabricModel | None, file: str) -> FabricSpec | None:
@@ -273,7 +282,12 @@ def platform_to_dict(p: Platform) -> dict[str, Any]:
             "npus_per_node": mem.npus_per_node,
         },
         "comm_groups": {gid: list(members) for gid, members in p.comm_groups.items()},
+        **({"backends": _backends_dict(p.backend_options)} if p.backend_options else {}),
     }
+
+
+def _backends_dict(options: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {name: ({} if opts is None else opts.model_dump(mode="json")) for name, opts in options.items()}
 
 
 def dump_platform(platform: Platform) -> str:

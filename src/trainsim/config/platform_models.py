@@ -202,6 +202,11 @@ class PlatformModel(_Model):
         description='Group id (decimal) -> member NPU ids, in ring order, e.g. {"1": [0, 1]}; '
         "ids are distinct and below the network's NPU count",
     )
+    backends: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="Network backend name -> that backend's own parameters (each backend "
+        "validates its section; `trainsim run --help` lists the backends)",
+    )
 
     @field_validator("comm_groups", mode="before")
     @classmethod

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 TopologyKind = Literal["Ring", "FullyConnected", "Switch", "Mesh"]
 Compat = Literal["default", "astra"]
@@ -154,3 +154,5 @@ class Platform:
     memory: RemoteMemorySpec = field(default_factory=RemoteMemorySpec)
     comm_groups: dict[str, tuple[int, ...]] = field(default_factory=dict)
     compat: Compat = "default"
+    backend_options: dict[str, Any] = field(default_factory=dict)
+    """Backend name -> its validated ``backends:`` section (``network/registry.py``)."""

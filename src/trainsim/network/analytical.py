@@ -19,28 +19,30 @@ from typing import Any
 
 from trainsim.config.types import NetworkSpec
 from trainsim.engine import EventQueue
+from trainsim.network.base import BackendBase
+from trainsim.network.injection import InjectionPorts
+from trainsim.network.protocol import PAIRWISE, Capabilities
 from trainsim.topology import MultiDimTopology
 
 
-class AnalyticalNetwork:
+class AnalyticalNetwork(BackendBase):
     """Point-to-point delays on a multi-dimensional Ring / FullyConnected / Switch network."""
 
-    backend = "congestion_unaware"
+    name = "congestion_unaware"
+    capabilities = Capabilities(symmetry=PAIRWISE, whole_ns_compat=True, in_switch=True)
+    topology: MultiDimTopology
 
-    def __init__(self, spec: NetworkSpec, queue: EventQueue, *, compat_astra: bool = False) -> None:
+    def __init__(
+        self, spec: NetworkSpec, queue: EventQueue, *, compat_astra: bool = False, options: Any = None
+    ) -> None:
+        super().__init__(queue, compat_astra=compat_astra)
         self.spec = spec
-        self.queue = queue
-        self.compat_astra = compat_astra
         self.topology = MultiDimTopology([d.kind for d in spec.dims], [d.size for d in spec.dims])
         self._bytes_per_ns = tuple(d.bandwidth / 1e9 for d in spec.dims)
         self._latency_ns = tuple(d.latency_ns for d in spec.dims)
         # (src, dst) -> (dim, hops x latency ns, bytes per ns): a collective talks to the
         # same few peers again and again, so the coordinate arithmetic is done once per pair
         self._pairs: dict[tuple[int, int], tuple[int, float, float]] = {}
-        self.bytes_sent = 0
-        self.messages_sent = 0
-        # (start ns, end ns, dim, bytes) of every message when not None (for utilization)
-        self.transfers: list[tuple[float, float, int, int]] | None = None
 
     def _pair(self, src: int, dst: int) -> tuple[int, float, float]:
         key = (src, dst)
@@ -88,3 +90,12 @@ class AnalyticalNetwork:
     def dim_capacity(self) -> list[float]:
         """Injection capacity of each dimension, B/ns: every NPU's bandwidth into it."""
         return [self.topology.npus * bpn for bpn in self._bytes_per_ns]
+
+    def fork(self, queue: EventQueue) -> AnalyticalNetwork:
+        return AnalyticalNetwork(self.spec, queue, compat_astra=self.compat_astra)
+
+    def injection_ports(self) -> InjectionPorts | None:
+        """Per-link injection in the default mode; none in ASTRA-sim's (``injection.py``)."""
+        if self.compat_astra:
+            return None
+        return InjectionPorts(self.topology, [d.bandwidth for d in self.spec.dims])

@@ -19,31 +19,21 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from trainsim.config.types import NetworkSpec
-from trainsim.engine import EventQueue
-from trainsim.topology.fabrics import graph_of
+from trainsim.network.link_backend import LinkGraphBackend
+from trainsim.network.protocol import ONE_LINK, Capabilities
 from trainsim.topology.graph import LinkGraph
 
 # A message in flight: [route, hop index, nbytes, on_arrival, arg]
 Message = list[Any]
 
 
-class CongestionAwareNetwork:
+class CongestionAwareNetwork(LinkGraphBackend):
     """Store-and-forward network of FIFO links over a :class:`LinkGraph`."""
 
-    backend = "congestion_aware"
+    name = "congestion_aware"
+    capabilities = Capabilities(symmetry=ONE_LINK, whole_ns_compat=True)
 
-    def __init__(
-        self,
-        spec: NetworkSpec | None,
-        queue: EventQueue,
-        *,
-        compat_astra: bool = False,
-        graph: LinkGraph | None = None,
-    ) -> None:
-        self.graph = graph = graph_of(spec, graph)
-        self.queue = queue
-        self.compat_astra = compat_astra
+    def _init_links(self, graph: LinkGraph) -> None:
         n = graph.links
         self._bytes_per_ns = [bw / 1e9 for bw in graph.bandwidth]
         self._latency = list(graph.latency_ns)
@@ -52,11 +42,7 @@ class CongestionAwareNetwork:
         self.link_bytes = [0] * n
         self.link_busy_ns = [0.0] * n
         self.link_peak_queue = [0] * n
-        self.bytes_sent = 0
-        self.messages_sent = 0
         self.messages_delivered = 0  # sent minus delivered = messages on the links now
-        # (start ns, end ns, dim, bytes) of every link transmission when not None
-        self.transfers: list[tuple[float, float, int, int]] | None = None
 
     def delay_ns(self, src: int, dst: int, nbytes: int) -> float:
         """Uncontended time: one serialization and latency per link (store and forward)."""
@@ -74,6 +60,10 @@ class CongestionAwareNetwork:
             self.queue.schedule(0.0, on_arrival, arg)
             return
         self._enter_link([route, 0, nbytes, on_arrival, arg])
+
+    def carrying(self) -> bool:
+        """Messages still on the links (they queue with new ones)."""
+        return self.messages_sent != self.messages_delivered
 
     def _hop_ns(self, link: int, nbytes: int) -> tuple[float, float]:
         """(arrival delay, busy time) of ``nbytes`` on ``link``."""
@@ -121,10 +111,6 @@ class CongestionAwareNetwork:
             self.messages_delivered += 1
             msg[3](msg[4])
 
-    def dim_capacity(self) -> list[float]:
-        """Summed bandwidth of the links of each dimension, B/ns."""
-        return _dim_capacity(self.graph)
-
     def link_stats(self) -> list[dict[str, Any]]:
         """Per-link bytes carried, busy time (s) and peak queue length."""
         g = self.graph
@@ -140,12 +126,3 @@ class CongestionAwareNetwork:
             }
             for i in range(g.links)
         ]
-
-
-def _dim_capacity(graph: LinkGraph) -> list[float]:
-    dims = max(graph.link_dim, default=-1) + 1
-    out = [0.0] * dims
-    for dim, bw in zip(graph.link_dim, graph.bandwidth, strict=True):
-        if dim >= 0:
-            out[dim] += bw / 1e9
-    return out

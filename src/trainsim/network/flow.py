@@ -18,25 +18,21 @@ from typing import Any
 
 import numpy as np
 
-from trainsim.config.types import NetworkSpec
-from trainsim.engine import EventQueue
-from trainsim.network.congestion_aware import _dim_capacity
+from trainsim.network.link_backend import LinkGraphBackend
 from trainsim.network.maxmin import max_min_rates
-from trainsim.topology.fabrics import graph_of
+from trainsim.network.protocol import ONE_LINK, Capabilities
 from trainsim.topology.graph import LinkGraph
 
 _EPS_BYTES = 1e-6
 
 
-class FlowNetwork:
+class FlowNetwork(LinkGraphBackend):
     """Max-min fair sharing of links by concurrent flows."""
 
-    backend = "flow"
+    name = "flow"
+    capabilities = Capabilities(symmetry=ONE_LINK)  # times are never whole ns: no memos
 
-    def __init__(self, spec: NetworkSpec | None, queue: EventQueue, *, compat_astra: bool = False, graph: LinkGraph | None = None) -> None:
-        self.graph = graph = graph_of(spec, graph)
-        self.queue = queue
-        self.compat_astra = compat_astra
+    def _init_links(self, graph: LinkGraph) -> None:
         self._capacity = np.asarray(graph.bandwidth, dtype=float) / 1e9  # B/ns
         self._latency = np.asarray(graph.latency_ns, dtype=float)
         # active flows: parallel lists, compacted when flows finish
@@ -48,11 +44,7 @@ class FlowNetwork:
         self._version = 0
         self._recompute_pending = False
         self.link_bytes = np.zeros(graph.links)
-        self.bytes_sent = 0
-        self.messages_sent = 0
         self.recomputations = 0
-        # (start ns, end ns, dim, bytes) per flow and link crossed, when not None
-        self.transfers: list[tuple[float, float, int, int]] | None = None
 
     def delay_ns(self, src: int, dst: int, nbytes: int) -> float:
         route = self.graph.route(src, dst)  # type: ignore[attr-defined]
@@ -78,14 +70,14 @@ class FlowNetwork:
         self._done.append((on_arrival, arg, latency, self.queue.now, nbytes))
         self._request_recompute()
 
+    def carrying(self) -> bool:
+        """Flows still draining on the links (they share them with new ones)."""
+        return bool(self._routes)
+
     @property
     def active_flows(self) -> int:
         """Flows draining on the links now (not counting ones past their last byte)."""
         return len(self._routes)
-
-    def dim_capacity(self) -> list[float]:
-        """Summed bandwidth of the links of each dimension, B/ns."""
-        return _dim_capacity(self.graph)
 
     # -- internals ----------------------------------------------------------------------
 

@@ -166,13 +166,13 @@ def _check_names(spec: SweepSpec, file: str) -> None:
     """Names the runner would only meet in every combination: metrics, backend, compat and the
     base workload's kind and keys (an axis may still supply a key the base leaves out)."""
     from trainsim.sweep.evaluate import METRICS, check_workload
-    from trainsim.system.modes import BACKENDS, COMPAT_MODES
+    from trainsim.system.modes import COMPAT_MODES, backend_names
 
     for i, metric in enumerate(spec.metrics):
         if metric not in METRICS:
             raise ConfigError(f"unknown metric {metric!r}; expected one of {', '.join(METRICS)}", file=file, field=f"metrics[{i}]")
-    if spec.base.backend not in BACKENDS:
-        raise ConfigError(f"unknown network backend {spec.base.backend!r}; expected one of {', '.join(BACKENDS)}", file=file, field="base.backend")
+    if spec.base.backend not in backend_names():
+        raise ConfigError(f"unknown network backend {spec.base.backend!r}; expected one of {', '.join(backend_names())}", file=file, field="base.backend")
     if spec.base.compat is not None and spec.base.compat not in COMPAT_MODES:
         raise ConfigError(f"unknown compatibility mode {spec.base.compat!r}; expected one of {', '.join(COMPAT_MODES)}", file=file, field="base.compat")
     check_workload(spec.base.workload, complete=False, file=file, at="base.workload")

@@ -2,7 +2,8 @@
 
 ``simulate(platform, graphs, ...)`` is the object-level call; :func:`run` accepts paths too
 (ASTRA-sim's four files, or a native platform YAML) and returns the JSON-ready dict that
-``trainsim run --json`` writes. Backends are named as in reference-results/cases.json.
+``trainsim run --json`` writes. Backends are named by ``network/registry.py`` (the built-in ones
+as in reference-results/cases.json).
 """
 
 from __future__ import annotations
@@ -14,11 +15,11 @@ from typing import Any, Literal
 from trainsim.config.types import Platform
 from trainsim.engine import EventQueue
 from trainsim.errors import ConfigError, TrainsimError
-from trainsim.network import AnalyticalNetwork
 from trainsim.network.protocol import NetworkBackend
+from trainsim.network.registry import DEFAULT_BACKEND, make_backend
 from trainsim.system.executor import Executor
 from trainsim.system.group_symmetric import GroupSymmetryConflict
-from trainsim.system.modes import BACKENDS, COMPAT_MODES
+from trainsim.system.modes import COMPAT_MODES
 from trainsim.system.representative import (
     SymmetryBroken,
     representative_graph,
@@ -30,22 +31,14 @@ from trainsim.workload.micro import ReplicatedGraphs
 
 
 def make_network(platform: Platform, queue: EventQueue, backend: str, *, compat_astra: bool) -> NetworkBackend:
-    """The network backend called ``backend`` over the platform's network."""
-    if backend == "congestion_unaware":
-        return AnalyticalNetwork(platform.network, queue, compat_astra=compat_astra)
-    # The other backends are imported when chosen: the congestion-aware one brings the fabric
-    # builders (and numpy's graph code) with it.
-    if backend == "congestion_aware":
-        from trainsim.network.congestion_aware import CongestionAwareNetwork
-
-        return CongestionAwareNetwork(platform.network, queue, compat_astra=compat_astra)
-    if backend == "flow":
-        from trainsim.network.flow import FlowNetwork
-
-        return FlowNetwork(platform.network, queue, compat_astra=compat_astra)
-    raise ConfigError(
-        f"unknown network backend {backend!r}; expected one of {', '.join(BACKENDS)}",
-        field="backend",
+    """The network backend called ``backend`` over the platform's network, with its options
+    from the platform file's ``backends:`` section (``network/registry.py``)."""
+    return make_backend(
+        backend,
+        platform.network,
+        queue,
+        compat_astra=compat_astra,
+        options=platform.backend_options.get(backend),
     )
 
 
@@ -59,7 +52,7 @@ def simulate(
     platform: Platform,
     graphs: Sequence[WorkloadGraph],
     *,
-    backend: str = "congestion_unaware",
+    backend: str = DEFAULT_BACKEND,
     compat: str | None = None,
     symmetry: bool | Literal["strict"] = True,
     progress: Callable[[float, int, int], None] | None = None,
@@ -210,7 +203,7 @@ def run(
     system: str | Path | None = None,
     memory: str | Path | None = None,
     comm_groups: str | Path | None = None,
-    backend: str = "congestion_unaware",
+    backend: str = DEFAULT_BACKEND,
     compat: str | None = None,
 ) -> dict[str, Any]:
     """Simulate and return ``{"makespan_s": .., "ranks": [{"rank", "finish_s", "compute_s",

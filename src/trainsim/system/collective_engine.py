@@ -13,7 +13,8 @@ dimension queues (astra-sim-semantics.md A3, B1-B2, C3-C6). Used by ``collective
 - ``switch_reduce`` (``inSwitch``): the upload leaves through the rank's uplink (its injection
   port in the default mode) and reaches the switch one hop later (``network.switch_hop``);
   when all n members' uploads are there (a join keyed by chunk tag, dimension and ring), the
-  switch sends each member its download, one hop. Congestion-unaware backend only.
+  switch sends each member its download, one hop. Only on backends that declare the
+  ``in_switch`` capability (``network/protocol.py``).
 
 ``SymmetricEngine`` runs one representative rank of a collective whose members are all
 equivalent (same collective, same tick, vertex-transitive dimensions, symmetric algorithms):
@@ -39,8 +40,9 @@ from trainsim.collectives import (
 )
 from trainsim.engine import EventQueue
 from trainsim.errors import ConfigError
+from trainsim.network.injection import InjectionPorts
+from trainsim.network.protocol import NetworkBackend
 from trainsim.system.dim_queue import DimQueue
-from trainsim.system.injection import InjectionPorts
 from trainsim.topology import MultiDimTopology
 
 _RS_AG = (2, 7)  # CommType.ALL_GATHER, CommType.REDUCE_SCATTER: SCF applies to these phases
@@ -155,7 +157,7 @@ class Engine:
     def __init__(
         self,
         queue: EventQueue,
-        network: Any,
+        network: NetworkBackend,
         topology: MultiDimTopology,
         *,
         endpoint_ns: float,
@@ -248,12 +250,14 @@ class Engine:
             posted.append(phase)
 
     def switch_reduce(self, phase: Phase, up_bytes: int, down_bytes: int) -> None:
-        hop = getattr(self.network, "switch_hop", None)
-        if hop is None:
+        if not self.network.capabilities.in_switch:
             raise ConfigError(
-                "inSwitch runs on the congestion-unaware analytical backend only",
-                hint="use ring or direct on this backend, or the analytical backend",
+                f"inSwitch needs a network backend with in-switch reduction; "
+                f"{self.network.name!r} has none",
+                hint="use ring or direct on this backend, or one that declares in_switch "
+                "(trainsim run --help lists the backends)",
             )
+        hop = self.network.switch_hop
         d = phase.dim
         phase.owner.work.record.dim_bytes[d] += up_bytes
         wait = 0.0

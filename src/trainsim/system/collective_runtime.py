@@ -1,22 +1,21 @@
 """The collective runtime behind the executor's seam (``collective_api.CollectiveRuntime``).
 
 Place in the map: system layer. It pairs the requests of the ranks of one communicator group
-in the order each rank issues them, cuts each collective into chunks (``chunking``), chooses
-every chunk's dimension order (``inter_dim``: baseline, roundRobin, Themis), decomposes the
-chunk into phases (``collectives.plan``) and runs them per rank on the network backend
-(``collective_engine``), then calls ``on_done(arg)`` per rank. Every rank's part is recorded
+in the order each rank issues them, has each collective planned (``planner``: layout, chunks,
+dimension order per chunk, phases; Themis guarded by this runtime's own prediction) and runs
+the phases per rank on the network backend (``collective_engine``), then calls
+``on_done(arg)`` per rank. Every rank's part is recorded
 (``records``: start and end ns, bytes sent per network dimension).
 
 Modes: ``compat_astra=True`` reproduces ASTRA-sim 518bd51's arithmetic (whole-ns endpoint
 delay and reductions, untrimmed chunks, unbounded injection: astra-sim-semantics.md);
-``compat_astra=False`` is the physical model (exact arithmetic, trimmed chunks, a rank's
-injection serialized per outgoing link: ``injection``). docs/collectives.md lists the
+``compat_astra=False`` is the physical model (exact arithmetic, trimmed chunks, and on the
+analytical backend a rank's injection serialized per outgoing link: ``network/injection.py``). docs/collectives.md lists the
 differences.
 
 Symmetry: when every member of a whole-machine collective issues it at the same tick, the
-runtime is otherwise idle, the backend allows it (``symmetric.symmetric_backend``: the
-congestion-unaware analytical one, or the congestion-aware one while every message crosses one
-link) and every phase's algorithm is symmetric (ring, direct, halving-doubling), one
+runtime is otherwise idle, the backend allows it (``symmetric.symmetric_backend``: its
+declared symmetry class, ``network/protocol.py``) and every phase's algorithm is symmetric (ring, direct, halving-doubling), one
 representative rank is simulated (``symmetric.SymmetricRunner``) and every member finishes at
 its time; the result is the rank-by-rank one (tests/system/test_symmetry.py) except under
 order-dependent same-tick ties, where rank by rank differs by rank and ``symmetry="strict"``
@@ -31,22 +30,18 @@ from typing import Any, Literal
 
 from trainsim.collectives import (
     ASYMMETRIC_KINDS,
-    PLANNED_TYPES,
     ROOTED_TYPES,
     LogicalLayout,
     PhaseSpec,
     RootedPhaseSpec,
-    chunk_phases,
-    rooted_chunk_phases,
 )
-from trainsim.collectives.logical import NET
 from trainsim.config.types import Platform
 from trainsim.engine import EventQueue
 from trainsim.enums import CommType
-from trainsim.errors import ConfigError, TraceError
-from trainsim.network.analytical import AnalyticalNetwork
+from trainsim.errors import TraceError
+from trainsim.network.injection import InjectionPorts
+from trainsim.network.protocol import NetworkBackend
 from trainsim.system import themis_guard
-from trainsim.system.chunking import chunk_sizes
 from trainsim.system.collective_api import CollectiveRequest
 from trainsim.system.collective_engine import (
     CollectiveRecord,
@@ -54,22 +49,14 @@ from trainsim.system.collective_engine import (
     RankWork,
 )
 from trainsim.system.group_symmetric import GroupSymmetry
-from trainsim.system.injection import InjectionPorts
-from trainsim.system.inter_dim import RoundRobin, ThemisGreedy, baseline_order
+from trainsim.system.planner import CollectivePlanner
 from trainsim.system.symmetric import SymmetricOutcome, SymmetricRunner, symmetric_backend
 
-_AR, _AG, _RS, _A2A = (
-    int(CommType.ALL_REDUCE),
-    int(CommType.ALL_GATHER),
-    int(CommType.REDUCE_SCATTER),
-    int(CommType.ALL_TO_ALL),
-)
 _BROADCAST = int(CommType.BROADCAST)
 
 # reduce-scatter-block is a reduce-scatter; reduce, gather, scatter, barrier and a simulated
 # broadcast run their own algorithms (collectives.rooted, docs/collectives.md).
-_MAPPED = {int(CommType.REDUCE_SCATTER_BLOCK): _RS}
-_BARRIER = int(CommType.BARRIER)
+_MAPPED = {int(CommType.REDUCE_SCATTER_BLOCK): int(CommType.REDUCE_SCATTER)}
 _NAMES = {int(c): c.name.lower() for c in CommType}
 
 
@@ -105,7 +92,7 @@ class CollectiveRuntime:
     def __init__(
         self,
         platform: Platform,
-        network: Any,
+        network: NetworkBackend,
         queue: EventQueue,
         *,
         compat_astra: bool = False,
@@ -120,16 +107,14 @@ class CollectiveRuntime:
         self.symmetry = symmetry
         sysspec = platform.system
         self.system = sysspec
-        topo = getattr(network, "topology", None)
-        if topo is None:
+        topo = network.topology
+        if topo is None:  # a physical fabric: the logical layout follows the declared dims
             from trainsim.topology import MultiDimTopology
 
             topo = MultiDimTopology([d.kind for d in platform.network.dims], platform.network.sizes)
         self.topology = topo
         self.npus = topo.npus
         self._all_ranks = tuple(range(self.npus))  # one shared tuple: O(1) "whole machine" tests
-        self._bandwidths = [d.bandwidth for d in platform.network.dims]
-        self._unaware = isinstance(network, AnalyticalNetwork)
         self._symmetric_backend = symmetric_backend(network, topo)
         self._symmetric: SymmetricRunner | None = None
         self._engine_kwargs: dict[str, Any] = dict(
@@ -147,13 +132,14 @@ class CollectiveRuntime:
             on_rank_done=self._rank_done,
             **self._engine_kwargs,
         )
+        self.planner = CollectivePlanner(
+            sysspec, topo, [d.bandwidth for d in platform.network.dims], compat_astra=compat_astra, predict=self._predict
+        )
         self.records: list[CollectiveRecord] = []
-        self._layouts: dict[tuple[int, tuple[int, ...] | None], LogicalLayout] = {}
         self._issue_count: dict[tuple[int, str], int] = {}
         self._instances: dict[tuple[str, int], _Instance] = {}
         self._in_flight: dict[tuple[int, int], RankWork] = {}  # (rank, id(work)) -> work
         self._sym_busy: dict[int, float] = {}
-        self._round_robin: dict[int, RoundRobin] = {}
         self._next_tag = 0
         self.symmetric_runs = 0
         # communicator-group collectives by a representative member (``group_symmetric``)
@@ -266,35 +252,6 @@ class CollectiveRuntime:
             return max(1, size // len(members))
         return size
 
-    def _layout(self, phase_type: int, group: tuple[int, ...] | None) -> LogicalLayout:
-        key = (phase_type, group)
-        layout = self._layouts.get(key)
-        if layout is None:
-            attr = {
-                _AR: "all_reduce",
-                _AG: "all_gather",
-                _RS: "reduce_scatter",
-                _A2A: "all_to_all",
-                # rooted types and the barrier: their nearest relative's list (collectives.rooted)
-                int(CommType.REDUCE): "all_reduce",
-                _BROADCAST: "all_reduce",
-                _BARRIER: "all_reduce",
-                int(CommType.GATHER): "all_gather",
-                int(CommType.SCATTER): "all_gather",
-            }[phase_type]
-            impl = getattr(self.system.implementations, attr)
-            if not impl:
-                name = attr.replace("_", "-")
-                raise ConfigError(
-                    f"no algorithm configured, but the workload has {_NAMES[phase_type]} collectives; "
-                    "expected a list of algorithms, one per network dimension",
-                    file=self.system.source or None,
-                    field=f"{name}-implementation",
-                    hint=f"e.g. \"{name}-implementation\": [\"ring\"] (system.{attr}: [ring] in a platform file)",
-                )
-            layout = self._layouts[key] = LogicalLayout(self.topology, impl, group)
-        return layout
-
     def _plan(self, inst: _Instance, request: CollectiveRequest) -> None:
         inst.planned = True
         if self._replayed(inst):
@@ -305,81 +262,13 @@ class CollectiveRuntime:
             or (len(inst.members) == self.npus and inst.members == self._all_ranks)
             else inst.members
         )
-        layout = self._layout(inst.phase_type, group)
-        inst.layout = layout
-        sysspec = self.system
-        sizes = layout.sizes
-        involved = request.involved_dims
-        active = [
-            d
-            for d, dim in enumerate(layout.dims)
-            if dim.size > 1
-            and (involved is None or group is not None or d >= len(involved) or involved[d])
-        ]
-        chunks = chunk_sizes(
-            inst.phase_type,
-            inst.size,
-            sysspec.preferred_dataset_splits,
-            self.npus,
-            compat_astra=self.compat_astra,
-        )
-        if inst.phase_type in PLANNED_TYPES:
-            if inst.phase_type == _BARRIER:
-                chunks = [0]
-            root = inst.members[0]  # Chakra has no root: the group's first member
-            inst.chunks = [
-                rooted_chunk_phases(inst.phase_type, c, active, layout, root) for c in chunks
-            ]
-            inst.tag_base = self._next_tag
-            self._next_tag += max(1, len(chunks))
-            return
-        local_bw_aware = sysspec.collective_optimization == "localBWAware"
-        policy = sysspec.inter_dimension_scheduling
-        themis = None
-        if policy == "themis" and group is None:
-            bws = [
-                self._bandwidths[d.net_dim] if d.kind == NET else self._bandwidths[0]
-                for d in layout.dims
-            ]
-            themis = ThemisGreedy(sizes, bws)
-        rr = None
-        if policy == "roundRobin" and group is None:
-            rr = self._round_robin.setdefault(inst.members[0], RoundRobin())
-        ptype = inst.phase_type
-        plans = []
-        for chunk in chunks:
-            if themis is not None:
-                order = themis.order(ptype, active, chunk)
-            elif rr is not None:
-                order = rr.order(ptype, len(layout.dims), active)
-            else:
-                order = baseline_order(ptype, active)
-            plans.append(
-                chunk_phases(
-                    ptype,
-                    chunk,
-                    order,
-                    layout.algos,
-                    sizes,
-                    local_bw_aware=local_bw_aware,
-                    themis=themis is not None,
-                )
-            )
-        if themis is not None:
-            # fall back to the baseline plan when it is predicted to finish first (themis_guard)
-            base_order = baseline_order(ptype, active)
-            base = [
-                chunk_phases(
-                    ptype, c, base_order, layout.algos, sizes, local_bw_aware=local_bw_aware
-                )
-                for c in chunks
-            ]
-            plans, choice = themis_guard.guard(plans, base, lambda p: self._predict(layout, p))
-            if choice is not None:
-                self.themis_choices.append(choice)
-        inst.chunks = plans
+        plan = self.planner.plan(inst.phase_type, inst.size, inst.members, group, request.involved_dims)
+        inst.layout = plan.layout
+        inst.chunks = plan.chunks
+        if plan.themis is not None:
+            self.themis_choices.append(plan.themis)
         inst.tag_base = self._next_tag
-        self._next_tag += max(1, len(plans))
+        self._next_tag += max(1, len(plan.chunks))
 
     # -- starting ranks ----------------------------------------------------------------------
     def _priority(self, rank: int, request: CollectiveRequest) -> int:
@@ -591,6 +480,4 @@ class CollectiveRuntime:
         return 0 if self._symmetric is None else self._symmetric.tie_runs
 
     def _new_injection(self) -> InjectionPorts | None:
-        if self.compat_astra or not self._unaware:
-            return None
-        return InjectionPorts(self.topology, self._bandwidths)
+        return self.network.injection_ports()

@@ -1,6 +1,7 @@
 """Symmetric communicator-group collectives: one representative member simulated for the whole
 group (DESIGN.md, "Speed": symmetry first). Used by ``collective_runtime`` beside its
-whole-machine symmetric path (``symmetric.py``), on the congestion-unaware backend only.
+whole-machine symmetric path (``symmetric.py``), on backends of the ``pairwise`` symmetry class
+only (``network/protocol.py``: the analytical one).
 
 A communicator group smaller than the machine runs one flat "Local" ring over its members in
 the order the group lists them (``collectives.logical``). Its members are equivalent when, for
@@ -15,7 +16,7 @@ coordinate order) always passes, and a Switch / FullyConnected group in any orde
 
 Then, when every member issues the collective at the same tick and none of them has other
 collective work (streams in its dimension queues, an unfinished record, a busy injection port,
-a running group-symmetric collective), the members cannot meet any other traffic on this
+a running group-symmetric collective), the members cannot meet any other traffic on such a
 backend (a message's delay depends on its two ends only; point-to-point sends bypass the
 collective engine), and each behaves as the representative: ``SymmetricRunner`` simulates
 member 0 of the first group seen with the same offset table (an isomorphic group gives the
@@ -33,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from trainsim.collectives import ASYMMETRIC_KINDS, ROOTED_TYPES, LogicalLayout
 from trainsim.collectives.plan import HALVING_DOUBLING
-from trainsim.network.analytical import AnalyticalNetwork
+from trainsim.network.protocol import PAIRWISE
 from trainsim.topology.multidim import MESH, SWITCH
 
 if TYPE_CHECKING:
@@ -53,7 +54,8 @@ class GroupSymmetry:
 
     def __init__(self, runtime: CollectiveRuntime) -> None:
         self.rt = runtime
-        self.enabled = bool(runtime.symmetry) and type(runtime.network) is AnalyticalNetwork
+        net = runtime.network
+        self.enabled = bool(runtime.symmetry) and net.capabilities.symmetry == PAIRWISE and net.topology is not None
         self.busy: dict[int, float] = {}  # member -> end ns of its group-symmetric collective
         self.runs = 0
         self._signatures: dict[tuple[tuple[int, ...], bool], Signature | None] = {}

@@ -1,11 +1,13 @@
-"""The names a run is configured by: network backends and arithmetic conventions.
+"""The names a run is configured by: arithmetic conventions, and the network backends (from
+``network/registry.py``, the one list of them).
 
 Kept apart from :mod:`trainsim.system.api` so that a command line can list them without
 importing the simulator.
 """
 
-BACKENDS = ("congestion_unaware", "congestion_aware", "flow")
-"""Network backends, named as in reference-results/cases.json."""
+from trainsim.network.registry import backend_names
 
 COMPAT_MODES = ("default", "astra")
 """``astra`` reproduces ASTRA-sim's arithmetic (reference/astra-sim-semantics.md)."""
+
+__all__ = ["COMPAT_MODES", "backend_names"]

@@ -1,7 +1,8 @@
 """Simulate one data-parallel replica of a generated workload instead of every rank
 (DESIGN.md, system layer; "Speed: symmetry first").
 
-Under the congestion-unaware backend the data-parallel replicas of a generated workload
+On a backend of the ``pairwise`` symmetry class (``network/protocol.py``: a message's delay
+depends on its two ends only; the analytical backend) the data-parallel replicas of a generated workload
 (:func:`trainsim.workload.generate.generate`) never share a link, and they run identical graphs
 (only group ids and peers differ), so every replica follows the same timeline. They interact
 only through the *cross-replica* collectives: the data-parallel gradient reduction (and, under
@@ -24,7 +25,7 @@ Rank numbering and the platform are the full run's, so tensor-parallel collectiv
 pipeline sends price exactly as there. The makespan equals the full simulation's
 (``tests/system/test_replica.py`` checks it on small cases).
 
-Preconditions (checked): the ``congestion_unaware`` backend; no expert parallelism (its
+Preconditions (checked): a ``pairwise`` backend; no expert parallelism (its
 all-to-alls cross replicas during the step); ZeRO stage below 3 and no
 ``overlap_grad_reduce`` (their reductions overlap compute and each other); in every graph
 only compute and cross-replica collectives follow the first cross-replica collective.
@@ -46,6 +47,8 @@ import numpy as np
 from trainsim.config.types import Platform
 from trainsim.enums import NodeType
 from trainsim.errors import ConfigError
+from trainsim.network.protocol import PAIRWISE
+from trainsim.network.registry import DEFAULT_BACKEND, backend_capabilities
 from trainsim.system.api import simulate
 from trainsim.system.result import RankResult, RunResult
 from trainsim.workload.generate import GeneratedWorkload
@@ -94,9 +97,10 @@ class ReplicaResult:
 
 
 def _check(workload: GeneratedWorkload, backend: str) -> None:
-    if backend != "congestion_unaware":
+    if backend_capabilities(backend).symmetry != PAIRWISE:
         raise ConfigError(
-            f"a replica slice equals the full run only under the congestion_unaware backend, not {backend!r}",
+            f"a replica slice equals the full run only on a backend of the pairwise symmetry class "
+            f"(replicas never share a link; the analytical one), not {backend!r}",
             field="backend",
             hint="simulate every rank with trainsim.system.api.simulate",
         )
@@ -185,7 +189,7 @@ def simulate_replica(
     platform: Platform,
     workload: GeneratedWorkload,
     *,
-    backend: str = "congestion_unaware",
+    backend: str = DEFAULT_BACKEND,
     mirror: bool = True,
 ) -> ReplicaResult:
     """One training step of ``workload`` on ``platform`` (the full platform, with the workload's
@@ -391,7 +395,7 @@ def simulate_generated(
     platform: Platform,
     workload: GeneratedWorkload,
     *,
-    backend: str = "congestion_unaware",
+    backend: str = DEFAULT_BACKEND,
     replica_slice: bool = True,
 ) -> GeneratedRun:
     """One training step of ``workload`` on ``platform`` (its communicator groups are added

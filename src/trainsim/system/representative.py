@@ -11,11 +11,11 @@ static ones before the run):
    (their peers differ per rank) and no remote-memory access (a shared pool is not symmetric);
 3. every collective is on the whole machine (no ``pg_name``, or a group listing every rank);
 4. every network dimension is vertex-transitive (Ring, Switch, FullyConnected; not Mesh), with
-   no fabric, and the backend is the congestion-unaware, congestion-aware or flow one;
+   no fabric, and the backend declares a symmetry class (``network/protocol.py``);
 5. at run time, every collective passes the collective runtime's own symmetric test
    (``CollectiveRuntime._symmetric_ok``: symmetric algorithms, no double binary tree, no
-   group) and its representative simulation accepts the backend (congestion-aware or flow:
-   every message crosses one link). Otherwise :class:`SymmetryBroken` ends the attempt and
+   group) and its representative simulation accepts the backend (``one_link`` class: every
+   message crosses one link). Otherwise :class:`SymmetryBroken` ends the attempt and
    ``api.simulate`` runs the whole step rank by rank, from scratch.
 
 Why this is exact: by induction over events, all ranks start the same graph at t = 0 with the
@@ -43,7 +43,8 @@ import numpy as np
 from trainsim.config.types import Platform
 from trainsim.engine import EventQueue
 from trainsim.enums import NodeType
-from trainsim.network.protocol import NetworkBackend
+from trainsim.network.protocol import NO_SYMMETRY, NetworkBackend
+from trainsim.network.registry import backend_capabilities
 from trainsim.system.collective_runtime import CollectiveRuntime, _Instance
 from trainsim.system.executor import Executor
 from trainsim.system.result import RunResult, UniformRanks, UniformRecords
@@ -51,7 +52,6 @@ from trainsim.system.symmetric import VERTEX_TRANSITIVE
 from trainsim.workload.graph import WorkloadGraph
 from trainsim.workload.micro import ReplicatedGraphs
 
-SYMMETRIC_BACKENDS = ("congestion_unaware", "congestion_aware", "flow")
 _ALLOWED_NODES = np.array(
     [NodeType.COMP_NODE, NodeType.COMM_COLL_NODE, NodeType.METADATA_NODE, NodeType.INVALID_NODE]
 )
@@ -104,8 +104,8 @@ def representative_graph(platform: Platform, graphs: Sequence[WorkloadGraph], ba
     """The graph one representative runs for every rank, or why it cannot (conditions 1-4 of
     the module docstring)."""
     net = platform.network
-    if backend not in SYMMETRIC_BACKENDS:
-        return f"backend {backend}"
+    if backend_capabilities(backend).symmetry == NO_SYMMETRY:
+        return f"backend {backend} declares no symmetry class"
     if net.fabric is not None:
         return "a physical fabric"
     if any(d.kind not in VERTEX_TRANSITIVE for d in net.dims):

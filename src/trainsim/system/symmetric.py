@@ -5,18 +5,19 @@ tick. Place in the map: system layer, beside ``collective_engine`` (whose
 ``SymmetricEngine`` mirrors each message the representative sends back to it as the identical
 message its mirror peer sends it).
 
-Backends (:func:`symmetric_backend`): the congestion-unaware analytical one (a message's delay
-depends on the two ranks' positions only), and the congestion-aware one as long as every
-message the representative sends crosses exactly one link. That link then carries only its
-source's messages, so the state of the mirror peer's link equals the representative's own;
-the representative's messages run through a private :class:`CongestionAwareNetwork` on its
-own link and their arrival stands for the mirror's. A longer route (a Switch dimension: the
-shared downlink) raises :class:`NotSymmetric` and the runtime runs the collective rank by rank.
-The flow backend under the same one-link condition: max-min rates on links that share no flow
-are independent (each link's flows split its bandwidth alone), so the representative's flows
-run through a private :class:`FlowNetwork` holding its links only, with the same rates, drain
-points and completion times as its own flows rank by rank. Its times are not whole ns even in
-compatibility mode (no truncation), so flow runs are never memoized.
+Backends (:func:`symmetric_backend`), by their declared symmetry class
+(``network/protocol.py``): a ``pairwise`` backend (a message's delay depends on the two ranks'
+relative positions only; the analytical one) prices the message the mirror peer sends with its
+``delay_ns``. A ``one_link`` backend (congestion-aware, flow) is exact as long as every message
+the representative sends crosses exactly one link: that link then carries only its source's
+messages, so the state of the mirror peer's link equals the representative's own; the
+representative's messages run through a private ``network.fork`` on its own clock and their
+arrival stands for the mirror's. A longer route (a Switch dimension: the shared downlink)
+raises :class:`NotSymmetric` and the runtime runs the collective rank by rank. (Flow: max-min
+rates on links that share no flow are independent, so the fork's flows have the same rates,
+drain points and completion times as the representative's own flows rank by rank.) Phases and
+collectives are memoized only on backends whose compatibility-mode times are whole ns
+(``capabilities.whole_ns_compat``; not the flow backend).
 
 Memoization, in compatibility mode only (every delay a whole number of ns, so a phase's
 duration does not depend on when it starts; the default mode's float sums could differ in the
@@ -32,7 +33,7 @@ last bit, and its injection ports carry state across phases):
   again without phase memoization (:class:`_MemoTie`), so memoization never changes a result;
 - a phase is memoized only when no message of its chunk is left unmatched when it finishes,
   and replayed only when none is when it starts (its receives meet only its own messages);
-  with the congestion-aware backend also only when no message of the representative is in
+  with a ``one_link`` backend also only when no message of the representative is in
   flight on its dimension at that moment (its links idle at both ends), with one active chunk
   per dimension and network (not flat) logical dimensions;
 - a whole collective started idle is a function of its plan: the second one of the same plan
@@ -56,19 +57,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from trainsim.collectives import LogicalLayout, Phase, PhaseSpec
 from trainsim.collectives.logical import NET
 from trainsim.engine import EventQueue
+from trainsim.network.injection import InjectionPorts
+from trainsim.network.protocol import ONE_LINK, PAIRWISE, NetworkBackend
 from trainsim.system.collective_engine import CollectiveRecord, RankWork, Stream, SymmetricEngine
-from trainsim.system.injection import InjectionPorts
 from trainsim.topology import MultiDimTopology
 from trainsim.topology.multidim import FULLY_CONNECTED, RING, SWITCH
-
-if TYPE_CHECKING:  # backends are told apart by their ``backend`` name, so none is imported here
-    from trainsim.network.congestion_aware import CongestionAwareNetwork
-    from trainsim.network.flow import FlowNetwork
 
 VERTEX_TRANSITIVE = (RING, SWITCH, FULLY_CONNECTED)
 
@@ -81,16 +79,13 @@ class _MemoTie(Exception):
     """An order-dependent same-tick tie during a run with memoized phases (internal signal)."""
 
 
-def symmetric_backend(network: Any, topology: MultiDimTopology) -> bool:
-    """Whether a representative may stand for every rank on this backend and network."""
+def symmetric_backend(network: NetworkBackend, topology: MultiDimTopology) -> bool:
+    """Whether a representative may stand for every rank on this backend and network: a
+    declared symmetry class, ranks on a multi-dimensional topology (no physical fabric) whose
+    dimensions are all vertex-transitive."""
     if not all(kind in VERTEX_TRANSITIVE for kind in topology.kinds):
         return False
-    backend = getattr(network, "backend", None)
-    if backend == "congestion_unaware":
-        return True
-    if backend in ("congestion_aware", "flow"):
-        return getattr(network.graph, "topology", None) is not None  # a multi-dim graph, no fabric
-    return False
+    return network.capabilities.symmetry in (PAIRWISE, ONE_LINK) and network.topology is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +117,7 @@ class MemoEngine(SymmetricEngine):
         self,
         *args: Any,
         phase_memo: dict[tuple[int, PhaseSpec], tuple[float, tuple[tuple[int, int], ...]]] | None,
-        links: CongestionAwareNetwork | FlowNetwork | None,
+        links: NetworkBackend | None,
         strict: bool,
         **kwargs: Any,
     ) -> None:
@@ -251,7 +246,7 @@ class MemoEngine(SymmetricEngine):
                 self._check_send_tie(self.topology.first_diff_dim(rank, dst), phase.owner)
             super().send(phase, dst, nbytes, mirror_src)
             return
-        route = links.graph.route(rank, dst)  # type: ignore[attr-defined]
+        route = links.route(rank, dst)
         if len(route) != 1:
             raise NotSymmetric(f"rank {rank} -> {dst} crosses more than one link")
         self._check_send_tie(route[0], phase.owner)
@@ -275,7 +270,7 @@ class SymmetricRunner:
 
     def __init__(
         self,
-        network: Any,
+        network: NetworkBackend,
         topology: MultiDimTopology,
         engine_kwargs: dict[str, Any],
         *,
@@ -284,12 +279,12 @@ class SymmetricRunner:
         strict: bool = False,
     ) -> None:
         self.network = network
-        # the backend's name (None for a backend of the user's): told apart without importing them
-        self.backend: str | None = getattr(network, "backend", None)
+        caps = network.capabilities
+        self.private_links = caps.symmetry == ONE_LINK  # else pairwise: priced by delay_ns
         self.topology = topology
         self.engine_kwargs = engine_kwargs
         self.injection = injection
-        self.memo = memo and self.backend != "flow"  # flow times are not whole ns
+        self.memo = memo and caps.whole_ns_compat
         self.strict = strict
         self.tie_runs = 0  # collectives whose run had an order-dependent same-tick tie
         self._phase_memo: dict[tuple[int, PhaseSpec], tuple[float, tuple[tuple[int, int], ...]]] = {}
@@ -315,16 +310,14 @@ class SymmetricRunner:
         key = (id(layout), tuple(tuple(c) for c in chunks))
         if key in self._refused:
             return None
-        congestion_aware = self.backend == "congestion_aware"
-        if congestion_aware and self.network.messages_sent != self.network.messages_delivered:
-            return None  # other traffic (sends) still on the links: they are shared
-        if self.backend == "flow" and self.network.active_flows:
-            return None  # other flows on the links share them
+        private_links = self.private_links
+        if private_links and self.network.carrying():
+            return None  # other traffic (sends, flows) still on the links: they are shared
         hit = self._collective_memo.get(key) if self.memo else None
         if hit is not None:
             return _shifted(hit, start_ns, events=0)
         phase_memo = self.memo and (
-            not congestion_aware or (self._links_ok() and all(d.kind == NET for d in layout.dims))
+            not private_links or (self._links_ok() and all(d.kind == NET for d in layout.dims))
         )
         try:
             try:
@@ -350,10 +343,7 @@ class SymmetricRunner:
     ) -> SymmetricOutcome:
         private = EventQueue()
         private.now = start_ns
-        links: CongestionAwareNetwork | FlowNetwork | None = None
-        net = self.network
-        if self.backend in ("congestion_aware", "flow"):
-            links = type(net)(None, private, compat_astra=net.compat_astra, graph=net.graph)
+        links = self.network.fork(private) if self.private_links else None
         done: list[RankWork] = []
         engine = MemoEngine(
             private,

@@ -31,8 +31,8 @@ from typing import Any
 
 from trainsim.collectives import ASYMMETRIC_KINDS, LogicalLayout, PhaseSpec
 from trainsim.engine import EventQueue
+from trainsim.network.injection import InjectionPorts
 from trainsim.system.collective_engine import CollectiveRecord, RankWork, SymmetricEngine
-from trainsim.system.injection import InjectionPorts
 from trainsim.topology import MultiDimTopology
 
 Plan = list[list[PhaseSpec]]

@@ -1,4 +1,7 @@
-"""Finite injection bandwidth for the default (physical) mode of the collective runtime.
+"""Finite injection bandwidth for the default (physical) mode on the analytical backend.
+
+Network behaviour below the seam (DESIGN.md, network layer): the analytical backend hands the
+collective engine a fresh :class:`InjectionPorts` (``AnalyticalNetwork.injection_ports``).
 
 ASTRA-sim's congestion-unaware backend lets a rank drive any number of messages at full link
 bandwidth at once (astra-sim-semantics.md A1 and README "no contention at all"): a ``direct``

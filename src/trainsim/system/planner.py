@@ -1,0 +1,182 @@
+"""Collective planning, with no runtime: which logical layout a collective runs on, how it is
+cut into chunks, which dimension order each chunk takes, and the phases of each chunk
+(DESIGN.md, system layer; used by ``collective_runtime``, callable from tests on its own).
+
+- layout: one logical dimension per entry of the system's ``<type>-implementation`` list
+  (``collectives.LogicalLayout``; a communicator group is one flat dimension); rooted
+  collectives and the barrier use their nearest relative's list (``collectives.rooted``);
+- chunks: ``chunking.chunk_sizes`` (astra-sim-semantics.md C1, C2);
+- dimension order per chunk: ``inter_dim`` (baseline ascending, roundRobin, Themis' greedy);
+  under Themis the plan is guarded against the baseline's (``themis_guard``) by a predictor the
+  caller hands in (the runtime predicts with its own engine on a private clock);
+- phases: ``collectives.chunk_phases`` / ``rooted_chunk_phases`` (D5, E1-E3).
+
+State kept between plans: the layouts (by type and group) and the round-robin position per
+group, exactly as ASTRA-sim's system layer keeps them. Sizes in bytes, times in ns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from trainsim.collectives import (
+    PLANNED_TYPES,
+    LogicalLayout,
+    PhaseSpec,
+    chunk_phases,
+    rooted_chunk_phases,
+)
+from trainsim.collectives.logical import NET
+from trainsim.config.types import SystemSpec
+from trainsim.enums import CommType
+from trainsim.errors import ConfigError
+from trainsim.system import themis_guard
+from trainsim.system.chunking import chunk_sizes
+from trainsim.system.inter_dim import RoundRobin, ThemisGreedy, baseline_order
+from trainsim.topology import MultiDimTopology
+
+Plan = list[list[PhaseSpec]]
+"""Per chunk, its phases in order."""
+
+_NAMES = {int(c): c.name.lower() for c in CommType}
+_BARRIER = int(CommType.BARRIER)
+_IMPLEMENTATION_LIST = {
+    int(CommType.ALL_REDUCE): "all_reduce",
+    int(CommType.ALL_GATHER): "all_gather",
+    int(CommType.REDUCE_SCATTER): "reduce_scatter",
+    int(CommType.ALL_TO_ALL): "all_to_all",
+    # rooted types and the barrier: their nearest relative's list (collectives.rooted)
+    int(CommType.REDUCE): "all_reduce",
+    int(CommType.BROADCAST): "all_reduce",
+    int(CommType.BARRIER): "all_reduce",
+    int(CommType.GATHER): "all_gather",
+    int(CommType.SCATTER): "all_gather",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class CollectivePlan:
+    """What one collective runs: its layout, each chunk's phases, and Themis' guarded decision
+    (None when Themis did not plan it or its plans were not symmetric)."""
+
+    layout: LogicalLayout
+    chunks: Plan
+    themis: themis_guard.ThemisChoice | None = None
+
+
+class CollectivePlanner:
+    """Plans collectives for one platform (module docstring). ``bandwidths``: B/s per network
+    dimension (Themis' loads); ``predict(layout, plan)``: the finish (ns after the start) of
+    ``plan`` run alone, for the Themis guard (None: Themis' plan is taken unguarded)."""
+
+    def __init__(
+        self,
+        system: SystemSpec,
+        topology: MultiDimTopology,
+        bandwidths: Sequence[float],
+        *,
+        compat_astra: bool,
+        predict: Callable[[LogicalLayout, Plan], float] | None = None,
+    ) -> None:
+        self.system = system
+        self.topology = topology
+        self.bandwidths = list(bandwidths)
+        self.compat_astra = compat_astra
+        self.predict = predict
+        self._layouts: dict[tuple[int, tuple[int, ...] | None], LogicalLayout] = {}
+        self._round_robin: dict[int, RoundRobin] = {}
+
+    def layout(self, phase_type: int, group: tuple[int, ...] | None) -> LogicalLayout:
+        """The logical layout of ``phase_type`` collectives on ``group`` (None: every rank)."""
+        key = (phase_type, group)
+        layout = self._layouts.get(key)
+        if layout is None:
+            attr = _IMPLEMENTATION_LIST[phase_type]
+            impl = getattr(self.system.implementations, attr)
+            if not impl:
+                name = attr.replace("_", "-")
+                raise ConfigError(
+                    f"no algorithm configured, but the workload has {_NAMES[phase_type]} collectives; "
+                    "expected a list of algorithms, one per network dimension",
+                    file=self.system.source or None,
+                    field=f"{name}-implementation",
+                    hint=f"e.g. \"{name}-implementation\": [\"ring\"] (system.{attr}: [ring] in a platform file)",
+                )
+            layout = self._layouts[key] = LogicalLayout(self.topology, impl, group)
+        return layout
+
+    def plan(
+        self,
+        phase_type: int,
+        size: int,
+        members: tuple[int, ...],
+        group: tuple[int, ...] | None,
+        involved_dims: Sequence[bool] | None = None,
+    ) -> CollectivePlan:
+        """The plan of one ``phase_type`` collective of ``size`` bytes on ``members`` (``group``
+        None: the whole machine). ``involved_dims``: the workload's per-dimension flags (a
+        whole-machine collective skips the dimensions marked False)."""
+        layout = self.layout(phase_type, group)
+        system = self.system
+        sizes = layout.sizes
+        active = [
+            d
+            for d, dim in enumerate(layout.dims)
+            if dim.size > 1
+            and (involved_dims is None or group is not None or d >= len(involved_dims) or involved_dims[d])
+        ]
+        chunks = chunk_sizes(
+            phase_type,
+            size,
+            system.preferred_dataset_splits,
+            self.topology.npus,
+            compat_astra=self.compat_astra,
+        )
+        if phase_type in PLANNED_TYPES:
+            if phase_type == _BARRIER:
+                chunks = [0]
+            root = members[0]  # Chakra has no root: the group's first member
+            return CollectivePlan(layout, [rooted_chunk_phases(phase_type, c, active, layout, root) for c in chunks])
+        local_bw_aware = system.collective_optimization == "localBWAware"
+        policy = system.inter_dimension_scheduling
+        themis = None
+        if policy == "themis" and group is None:
+            bws = [
+                self.bandwidths[d.net_dim] if d.kind == NET else self.bandwidths[0]
+                for d in layout.dims
+            ]
+            themis = ThemisGreedy(sizes, bws)
+        rr = None
+        if policy == "roundRobin" and group is None:
+            rr = self._round_robin.setdefault(members[0], RoundRobin())
+        plans = []
+        for chunk in chunks:
+            if themis is not None:
+                order = themis.order(phase_type, active, chunk)
+            elif rr is not None:
+                order = rr.order(phase_type, len(layout.dims), active)
+            else:
+                order = baseline_order(phase_type, active)
+            plans.append(
+                chunk_phases(
+                    phase_type,
+                    chunk,
+                    order,
+                    layout.algos,
+                    sizes,
+                    local_bw_aware=local_bw_aware,
+                    themis=themis is not None,
+                )
+            )
+        if themis is None or self.predict is None:
+            return CollectivePlan(layout, plans)
+        # fall back to the baseline plan when it is predicted to finish first (themis_guard)
+        base_order = baseline_order(phase_type, active)
+        base = [
+            chunk_phases(phase_type, c, base_order, layout.algos, sizes, local_bw_aware=local_bw_aware)
+            for c in chunks
+        ]
+        predict = self.predict
+        plans, choice = themis_guard.guard(plans, base, lambda p: predict(layout, p))
+        return CollectivePlan(layout, plans, choice)
