@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.workload.astra_text_helpers import TEXT_DIR, need, needs_refs
+from tests.workload.astra_text.helpers import TEXT_DIR, need, needs_refs
 from trainsim.cli.main import main
 from trainsim.enums import NodeType
 from trainsim.workload.astra_text import parse_text_workload, text_to_graphs

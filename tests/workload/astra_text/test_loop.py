@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.workload.astra_text_helpers import (
+from tests.workload.astra_text.helpers import (
     TEXT_DIR,
     deps_by_position,
     need,

@@ -3,10 +3,10 @@ chakra-format.md §5.1; docs/workloads.md).
 
 The public face of three small modules:
 
-- ``astra_text_parse``: :func:`parse_text_workload` reads the file strictly into a
+- ``parse``: :func:`parse_text_workload` reads the file strictly into a
   :class:`TextWorkload` (header mode and parameters, one :class:`TextLayer` per line);
-- ``astra_text_dims``: which network dimensions each phase's collective spans, per mode;
-- ``astra_text_loop``: :func:`text_to_graphs` replays ASTRA-sim 1.0's training loop
+- ``dims``: which network dimensions each phase's collective spans, per mode;
+- ``loop``: :func:`text_to_graphs` replays ASTRA-sim 1.0's training loop
   (``Workload::iterate_*``) into one :class:`~trainsim.workload.graph.WorkloadGraph` per rank.
 
 Units: the file's compute times and update delays are ASTRA-sim 1.0 cycles, and its clock is
@@ -40,9 +40,9 @@ DISTRIBUTED_INFERENCE.
 
 from __future__ import annotations
 
-from trainsim.workload.astra_text_dims import is_active, model_parallel_boundary, phase_dims
-from trainsim.workload.astra_text_loop import COMM_TYPES, text_to_graphs
-from trainsim.workload.astra_text_parse import (
+from trainsim.workload.astra_text.dims import is_active, model_parallel_boundary, phase_dims
+from trainsim.workload.astra_text.loop import COMM_TYPES, text_to_graphs
+from trainsim.workload.astra_text.parse import (
     COLLECTIVES,
     LAYER_MODES,
     MODES,

@@ -13,7 +13,7 @@ import pytest
 
 from trainsim.workload.graph import WorkloadGraph
 
-_REPO = Path(__file__).resolve().parents[2]
+_REPO = Path(__file__).resolve().parents[3]
 SHARED = Path(
     os.environ.get(
         "TRAINSIM_SHARED",

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.workload.astra_text_helpers import (
+from tests.workload.astra_text.helpers import (
     GOLDEN_DIR,
     TEXT_DIR,
     deps_by_position,
@@ -88,7 +88,7 @@ def test_same_nodes_as_chakra_converter(name: str, rank: int) -> None:
     np.testing.assert_allclose(ours.duration_s, cycles / 1e9, rtol=0, atol=0)
     assert np.all(cycles[ours.types == NodeType.COMP_NODE] > 0)
     # 2. involved dims: chakra writes none; ours are on every collective, 10 long with no
-    # network given (their values per mode: test_astra_text_loop.py)
+    # network given (their values per mode: test_loop.py)
     assert all("involved_dim" not in n.attrs for n in golden)
     assert sorted(ours.involved_dim) == np.flatnonzero(comm).tolist()
     assert {len(d) for d in ours.involved_dim.values()} == {10}

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.workload.astra_text_helpers import LIBRA_DIR, TEXT_DIR, need
+from tests.workload.astra_text.helpers import LIBRA_DIR, TEXT_DIR, need
 from trainsim.errors import TraceError
 from trainsim.workload.astra_text import Phase, parse_text, parse_text_workload
 

@@ -1,7 +1,7 @@
 """Reader of ASTRA-sim 1.0 text workloads (DESIGN.md, workload layer; chakra-format.md §5.1).
 
 Turns a ``.txt`` workload into a :class:`TextWorkload`: the parallelism header, its parameters
-and one :class:`TextLayer` per layer line. It knows nothing of graphs; ``astra_text_loop``
+and one :class:`TextLayer` per layer line. It knows nothing of graphs; ``loop``
 turns the result into per-rank graphs.
 
 The format (whitespace-separated; tabs, spaces, ``\\r`` and blank lines are all whitespace):

@@ -48,14 +48,14 @@ from typing import Any
 
 from trainsim.enums import CommType, NodeType
 from trainsim.errors import ConfigError, TraceError
-from trainsim.workload.astra_text_dims import (
+from trainsim.workload.astra_text.dims import (
     ALL,
     ASTRA_SIM_1_DIMS,
     is_active,
     model_parallel_boundary,
     phase_dims,
 )
-from trainsim.workload.astra_text_parse import PHASES, TextWorkload
+from trainsim.workload.astra_text.parse import PHASES, TextWorkload
 from trainsim.workload.graph import GraphBuilder, WorkloadGraph
 
 COMM_TYPES = {
