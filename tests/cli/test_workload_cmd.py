@@ -44,7 +44,7 @@ def _convert(tmp_path: Path, name: str, *extra: str) -> tuple[int, Path]:
 def test_convert_writes_one_et_file_per_rank(
     tmp_path: Path, capsys, name: str, args: list[str]
 ) -> None:
-    chakra = pytest.importorskip("trainsim.workload.chakra")
+    chakra = pytest.importorskip("trainsim.workload.chakra.reader")
     code, prefix = _convert(tmp_path, name, *args)
     assert code == 0
     assert "nodes per rank" in capsys.readouterr().out

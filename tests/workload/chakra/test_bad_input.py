@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from trainsim.errors import TraceError
 from trainsim.workload import TraceWarning, read_rank
-from trainsim.workload.chakra_wire import encode_varint
+from trainsim.workload.chakra.wire import encode_varint
 
 METADATA = b"\x0a\x050.0.4"  # GlobalMetadata(version="0.0.4")
 

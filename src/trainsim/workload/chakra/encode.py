@@ -3,7 +3,7 @@ workload layer; wire layout in chakra-format.md §1 and §2).
 
 The bytes are the ones protobuf's own ``Node.SerializeToString`` gives for the same values
 (fields in number order, proto3 defaults left out, packed dependencies, the standard attributes
-in :data:`~trainsim.workload.chakra_attrs.STANDARD_ATTRS` order, each oneof member written even
+in :data:`~trainsim.workload.chakra.attrs.STANDARD_ATTRS` order, each oneof member written even
 when zero), each message preceded by its varint length. Instead of one message object per node,
 every field is a *piece*: a byte count per node (0 where the node lacks the field) and a writer
 that fills the pieces of all nodes at once. A node's message is its pieces in order.
@@ -21,8 +21,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from trainsim.workload.chakra_attrs import INT32_MAX, INT64_MAX, STANDARD_ATTRS, AttrSpec
-from trainsim.workload.chakra_wire import encode_varint
+from trainsim.workload.chakra.attrs import INT32_MAX, INT64_MAX, STANDARD_ATTRS, AttrSpec
+from trainsim.workload.chakra.wire import encode_varint
 from trainsim.workload.graph import WorkloadGraph
 
 _U64 = np.uint64

@@ -18,13 +18,13 @@ from hypothesis import strategies as st
 from trainsim.enums import NodeType
 from trainsim.errors import TraceError
 from trainsim.workload import GraphBuilder, TraceWarning, WorkloadGraph, chakra, read_rank
-from trainsim.workload.chakra import encode_nodes_with_messages, encode_rank_file
-from trainsim.workload.chakra_wire import encode_varint
+from trainsim.workload.chakra import encode_nodes_with_messages, encode_rank_file, reader
+from trainsim.workload.chakra.wire import encode_varint
 from trainsim.workload.generate import Parallelism, generate
 
-from .conftest import needs_shared, reference_et_files, reference_id
-from .generate.conftest import toy
-from .test_chakra_write import _every_attribute_graph, _node, frames
+from ..conftest import needs_shared, reference_et_files, reference_id
+from ..generate.conftest import toy
+from .test_write import _every_attribute_graph, _node, frames
 
 
 def encoded_with_messages(graph: WorkloadGraph) -> bytes:
@@ -152,8 +152,8 @@ def read_with_messages(monkeypatch):
 
     def read(path: Path, **options: str) -> tuple[Any, ...]:
         with monkeypatch.context() as patch:
-            patch.setattr(chakra, "decode_file", lambda data, tails, names=None: None)
-            patch.setattr(chakra.RowCache, "row", lambda self, data: None)
+            patch.setattr(reader, "decode_file", lambda data, tails, names=None: None)
+            patch.setattr(reader.RowCache, "row", lambda self, data: None)
             return read_outcome(path, **options)
 
     return read

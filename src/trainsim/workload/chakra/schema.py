@@ -1,6 +1,6 @@
 """Chakra ET message classes, built at import time without protoc (DESIGN.md, workload layer).
 
-The schema is the one of ``chakra_schema.proto`` beside this module (chakra's ``et_def.proto``
+The schema is the one of ``schema.proto`` beside this module (chakra's ``et_def.proto``
 field numbers and types, package ``trainsim.chakra``; chakra-format.md §1). Instead of shipping
 generated code, this module describes the same file as a ``FileDescriptorProto``, adds it to a
 private descriptor pool and asks the installed protobuf runtime (>= 4.25, any backend) for the
@@ -20,8 +20,8 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from trainsim.enums import CommType, NodeType
 
 PACKAGE = "trainsim.chakra"
-PROTO_FILE = "trainsim/workload/chakra_schema.proto"
-PROTO_PATH = Path(__file__).with_name("chakra_schema.proto")
+PROTO_FILE = "trainsim/workload/chakra/schema.proto"
+PROTO_PATH = Path(__file__).with_name("schema.proto")
 
 _F = descriptor_pb2.FieldDescriptorProto
 

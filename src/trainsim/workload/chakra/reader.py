@@ -36,17 +36,17 @@ from google.protobuf.message import DecodeError
 
 from trainsim.enums import NodeType
 from trainsim.errors import TraceError
-from trainsim.workload import chakra_schema as schema
-from trainsim.workload.chakra_attrs import (
+from trainsim.workload.chakra import schema
+from trainsim.workload.chakra.attrs import (
     INT64_MAX,
     SPEC_BY_NAME,
     STANDARD_ATTRS,
     AttrSpec,
     UnusableValue,
 )
-from trainsim.workload.chakra_decode import RowCache, decode_file
-from trainsim.workload.chakra_encode import EMPTY_NODE, encode_frames
-from trainsim.workload.chakra_wire import encode_varint, iter_frames, open_trace, read_plain
+from trainsim.workload.chakra.decode import RowCache, decode_file
+from trainsim.workload.chakra.encode import EMPTY_NODE, encode_frames
+from trainsim.workload.chakra.wire import encode_varint, iter_frames, open_trace, read_plain
 from trainsim.workload.cycles import ctrl_deps_closing_cycles
 from trainsim.workload.diagnostics import WarningTally, emit_trace_warnings
 from trainsim.workload.graph import Attr, GraphBuilder, WorkloadGraph
@@ -60,7 +60,7 @@ _COMM_NODE_TYPES = (NodeType.COMM_SEND_NODE, NodeType.COMM_RECV_NODE, NodeType.C
 _INT8_MAX = 127
 _WHOLE_FILE_BYTES = 256 << 20
 """Uncompressed files up to this size are decoded column-wise in memory when all their nodes
-are canonical (chakra_decode.decode_file); larger ones stream through the row-by-row reader."""
+are canonical (decode.decode_file); larger ones stream through the row-by-row reader."""
 _RANK_SUFFIX = re.compile(r"\.(\d+)\.et(\.gz)?$")
 
 
@@ -445,7 +445,7 @@ def _same_content(a: WorkloadGraph, b: WorkloadGraph) -> bool:
 def encode_rank_file(graph: WorkloadGraph, file: str = "") -> bytes:
     """The bytes :func:`write_rank` writes for ``graph``; ``file`` names it in errors.
 
-    Nodes are encoded column-wise (:func:`~trainsim.workload.chakra_encode.encode_frames`); a node
+    Nodes are encoded column-wise (:func:`~trainsim.workload.chakra.encode.encode_frames`); a node
     carrying ``extra`` fields, or a graph holding a value that encoder does not cover, goes
     through protobuf message objects (:func:`encode_nodes_with_messages`), which give the same
     bytes and refuse what ASTRA-sim's types cannot hold.

@@ -7,7 +7,7 @@ packed ``ctrl_deps`` and ``data_deps``, ``duration_micros``, then standard attri
 keeps), with nothing else: what chakra's tools and our writer produce. Such a node reads
 exactly as protobuf's parse followed by the general path would read it, with no warning. Any
 other node (legacy member types, unknown or unmodelled fields, values out of range, garbage) is
-declined, and the general path in chakra.py reads it, warns and fails as it always did.
+declined, and the general path in reader.py reads it, warns and fails as it always did.
 
 Decoded rows are cached by bytes: the attribute part of a node (``duration_micros`` and the
 attributes, often the same on thousands of nodes of a file) and whole nodes (often the same
@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 from google.protobuf.message import DecodeError
 
-from trainsim.workload import chakra_schema as schema
-from trainsim.workload.chakra_attrs import INT64_MAX, SPEC_BY_NAME
+from trainsim.workload.chakra import schema
+from trainsim.workload.chakra.attrs import INT64_MAX, SPEC_BY_NAME
 from trainsim.workload.graph import attribute_row
 
 Row = tuple[int, int, str, tuple, Any, list[int], list[int]]

@@ -23,7 +23,7 @@ from trainsim.workload import (
     write_workload,
 )
 
-from .conftest import needs_shared, reference_et_files, reference_id
+from ..conftest import needs_shared, reference_et_files, reference_id
 
 LEGACY = {
     "reference-workloads/astra-sim-legacy-2024/resnet_dp/Resnet50_DataParallel.0.et": (
@@ -209,8 +209,8 @@ def _tolerance_file(path: Path) -> Path:
     """Two nodes with every tolerated oddity: non-standard integer cases, an int list for
     involved_dim, unusable and repeated standard attributes, an unknown node type and an
     unknown Node field (11, as chakra's proposed storage nodes add)."""
-    from trainsim.workload import chakra_schema as schema
-    from trainsim.workload.chakra_wire import encode_varint
+    from trainsim.workload.chakra import schema
+    from trainsim.workload.chakra.wire import encode_varint
 
     odd = schema.Node(id=1, name="odd", type=NodeType.COMM_COLL_NODE)
     odd.attr.add(name="is_cpu_op", int32_val=0)  # STG writes int32

@@ -15,7 +15,7 @@ from trainsim.enums import CommType, NodeType
 from trainsim.errors import TraceError
 from trainsim.workload import GraphBuilder, TraceWarning, WorkloadGraph, read_rank, write_rank
 
-from .conftest import graph_differences, needs_shared, reference_et_files, reference_id
+from ..conftest import graph_differences, needs_shared, reference_et_files, reference_id
 
 # --- a schema-independent protobuf wire decoder ------------------------------------------------
 

@@ -7,7 +7,7 @@ import re
 import pytest
 from google.protobuf import descriptor_pb2
 
-from trainsim.workload import chakra_schema
+from trainsim.workload.chakra import schema as chakra_schema
 
 _F = descriptor_pb2.FieldDescriptorProto
 _SCALARS = {
