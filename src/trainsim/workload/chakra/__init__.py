@@ -4,12 +4,12 @@
 Modules, bottom up:
 
 - ``schema`` (with ``schema.proto``): the message classes, built without protoc;
-- ``wire``: varint framing of a rank file, gzip detection;
+- ``wire``: rank-file names, varint framing, gzip detection;
 - ``attrs``: the standard node attributes, read tolerantly and written strictly;
 - ``decode``: the reader's fast path (canonical nodes without message objects);
 - ``encode``: the writer's column-wise node encoder;
-- ``reader``: :func:`read_rank`, :func:`read_workload` and the rank-file names, and the writers
-  :func:`write_rank`, :func:`write_workload`.
+- ``reader``: :func:`read_rank`, :func:`read_workload` (tolerant, streaming);
+- ``writer``: :func:`write_rank`, :func:`write_workload` (strict).
 
 Names are imported on first use, so importing a light module of this package (``wire``,
 ``attrs``) does not load protobuf.
@@ -20,30 +20,27 @@ from typing import TYPE_CHECKING
 from trainsim.lazyimport import lazy_exports
 
 if TYPE_CHECKING:
-    from trainsim.workload.chakra.reader import (
+    from trainsim.workload.chakra.reader import CtrlDepsPolicy, read_rank, read_workload
+    from trainsim.workload.chakra.wire import count_rank_files, rank_file
+    from trainsim.workload.chakra.writer import (
         DEFAULT_VERSION,
-        CtrlDepsPolicy,
-        count_rank_files,
         encode_nodes_with_messages,
         encode_rank_file,
-        rank_file,
-        read_rank,
-        read_workload,
         write_rank,
         write_workload,
     )
 
 _EXPORTS = {
     "CtrlDepsPolicy": "reader",
-    "DEFAULT_VERSION": "reader",
-    "count_rank_files": "reader",
-    "encode_nodes_with_messages": "reader",
-    "encode_rank_file": "reader",
-    "rank_file": "reader",
+    "DEFAULT_VERSION": "writer",
+    "count_rank_files": "wire",
+    "encode_nodes_with_messages": "writer",
+    "encode_rank_file": "writer",
+    "rank_file": "wire",
     "read_rank": "reader",
     "read_workload": "reader",
-    "write_rank": "reader",
-    "write_workload": "reader",
+    "write_rank": "writer",
+    "write_workload": "writer",
 }
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 __all__ = [

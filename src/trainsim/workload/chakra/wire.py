@@ -1,5 +1,5 @@
-"""Chakra ET file framing: varint-length-delimited messages, gzip detection (DESIGN.md,
-workload layer; chakra-format.md §2).
+"""Chakra ET rank files: their names, varint-length-delimited framing, gzip detection
+(DESIGN.md, workload layer; ``workload/chakra``; chakra-format.md §2).
 
 A rank file is a plain stream of protobuf messages, each preceded by its length as an unsigned
 base-128 varint: one ``GlobalMetadata``, then ``Node`` messages until EOF. There is no header.
@@ -23,6 +23,19 @@ MAX_MESSAGE_BYTES = 2**31 - 1
 _MAX_VARINT_BYTES = 10
 _READ_CHUNK = 1 << 20
 """Messages larger than this are read in chunks, so a garbage length allocates nothing."""
+
+
+def rank_file(prefix: str | os.PathLike[str], rank: int) -> Path:
+    """``<prefix>.<rank>.et``, the name ASTRA-sim builds for each rank."""
+    return Path(f"{os.fspath(prefix)}.{rank}.et")
+
+
+def count_rank_files(prefix: str | os.PathLike[str]) -> int:
+    """How many rank files ``<prefix>.0.et``, ``<prefix>.1.et``, ... exist without a gap."""
+    count = 0
+    while rank_file(prefix, count).is_file():
+        count += 1
+    return count
 
 
 def encode_varint(value: int) -> bytes:
