@@ -391,6 +391,7 @@ def study_cmd(
 
     from trainsim.memory.pcm import study
     from trainsim.memory.pcm.config import Scheme
+    from trainsim.memory.pcm.run import Pool, run_trace
     from trainsim.memory.pcm.trace import read_trace
 
     check_output_dir(out, "--out")
@@ -398,11 +399,11 @@ def study_cmd(
     t0 = time.perf_counter()
     cfg = _config(spare_bits, faults, relaxed, read_metric, cores, mpki, rob, instructions, seed)
     schemes = _schemes(scheme)
-    pool = study.Pool.of(data, seed=seed)
+    pool = Pool.of(data, seed=seed)
     if trace is not None:
         tr = read_trace(trace)
         results = {
-            s.value: study.run_trace(cfg, s, pool, tr)
+            s.value: run_trace(cfg, s, pool, tr)
             for s in (Scheme.BASE, *[s for s in schemes if s is not Scheme.BASE])
         }
         main = study.Comparison(results, f"trace {trace}")
@@ -463,9 +464,10 @@ def calibrate_cmd(
 
     from trainsim.memory.pcm import study
     from trainsim.memory.pcm.config import PcmConfig
+    from trainsim.memory.pcm.run import Pool
 
     cfg = PcmConfig(seed=seed)
-    cal = study.calibrate(cfg, study.Pool.of(data, seed=seed), target)
+    cal = study.calibrate(cfg, Pool.of(data, seed=seed), target)
     t = Table(
         title=f"Calibration of cell.relaxed_iterations against a {100 * target:.1f}% write reduction"
     )

@@ -10,13 +10,15 @@ import pytest
 from trainsim.errors import ConfigError
 from trainsim.memory.pcm import study
 from trainsim.memory.pcm.config import PcmConfig, Scheme
+from trainsim.memory.pcm.run import Pool, RunResult
+from trainsim.memory.pcm.trilevel import profile_lines
 
 SMALL = PcmConfig().replace(**{"core.instructions": 60_000})
-POOL = study.Pool.of()
+POOL = Pool.of()
 GOLDEN = Path(__file__).parent / "golden_headline.json"
 
 
-def same_timing(a: study.RunResult, b: study.RunResult) -> bool:
+def same_timing(a: RunResult, b: RunResult) -> bool:
     da, db = asdict(a), asdict(b)
     da.pop("scheme"), db.pop("scheme")
     return da == db
@@ -43,7 +45,7 @@ def test_same_input_same_result():
 
 
 def test_zero_content_gains_nothing():
-    comp = study.compare(SMALL, study.Pool.of("zeros", 64))
+    comp = study.compare(SMALL, Pool.of("zeros", 64))
     for s in ("tri", "tri+fpc"):
         assert same_timing(comp.results[s], comp.results["base"])
         assert comp.results[s].relaxed_write_fraction == 0.0
@@ -138,7 +140,7 @@ def test_diagnosis_splits_the_reductions_and_reads_the_papers_figures():
         assert g.write_from_service + g.write_from_waiting == pytest.approx(
             comp.reduction(s, "write")
         )
-        assert g.tri_lines == pytest.approx(study.profile_lines(POOL.lines, s, SMALL).tri.mean())
+        assert g.tri_lines == pytest.approx(profile_lines(POOL.lines, s, SMALL).tri.mean())
     # the paper's read and IPC figures imply the same memory-stall share for both variants
     assert d.schemes["tri"].paper_stall_share == pytest.approx(0.371, abs=1e-3)
     assert d.schemes["tri+fpc"].paper_stall_share == pytest.approx(0.362, abs=1e-3)

@@ -12,6 +12,7 @@ guide (calibration, results, caveats). Modules, bottom up:
 - ``content``: line contents (a documented mix, real bytes of package files);
 - ``timing``: channels x banks, queues, write drain, on the event kernel;
 - ``trace`` and ``core``: open-loop traces (with a text format) and closed-loop ROB cores;
+- ``run``: one run of the model under a scheme, closed loop or open loop; capacity;
 - ``study``: comparisons, sweeps, the IPC band, calibration, the gap diagnosis;
 - ``tier``: :class:`MemoryTierEstimate` for the rest of the simulator.
 """
@@ -28,11 +29,10 @@ from trainsim.memory.pcm.config import (
     Scheme,
     SpareConfig,
 )
+from trainsim.memory.pcm.run import Pool, RunResult
 from trainsim.memory.pcm.study import (
     Comparison,
     Diagnosis,
-    Pool,
-    RunResult,
     aging_sweep,
     calibrate,
     compare,
