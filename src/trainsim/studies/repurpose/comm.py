@@ -1,6 +1,6 @@
 """Communication of one distributed layer: plain L0 and activation transfers (group L0).
 
-Place: ``trainsim.inference``; used by the per-layer solvers, the methods and the plans.
+Place: ``trainsim.studies.repurpose``; used by the per-layer solvers, the methods and the plans.
 
 A layer ``Z = X W^T + b`` is split by ``owner_out[i]`` (the worker computing output neuron
 ``i``) and ``owner_in[j]`` (the worker holding input ``j``). Following Abdi et al. (arXiv

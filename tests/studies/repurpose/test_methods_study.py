@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from trainsim.errors import ConfigError
-from trainsim.inference.comm import group_budget
-from trainsim.inference.methods import METHODS, deploy
-from trainsim.inference.study import StudyConfig, markdown_table, run_study
+from trainsim.studies.repurpose.comm import group_budget
+from trainsim.studies.repurpose.methods import METHODS, deploy
+from trainsim.studies.repurpose.study import StudyConfig, markdown_table, run_study
 
 
 @pytest.mark.parametrize("workers", [2, 4, 8])

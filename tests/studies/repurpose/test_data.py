@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from trainsim.errors import ConfigError
-from trainsim.inference.data import patch_grid, patch_owners
+from trainsim.studies.repurpose.data import patch_grid, patch_owners
 
 
 def test_patches_are_equal_spatial_tiles():

@@ -1,6 +1,6 @@
 """Least-squares pieces of the per-layer problem: sufficient statistics and ridge fits.
 
-Place: ``trainsim.inference``; used by :mod:`.iht`, :mod:`.layer` (cost matrix and refit).
+Place: ``trainsim.studies.repurpose``; used by :mod:`.iht`, :mod:`.layer` (cost matrix and refit).
 
 The per-layer objective of Abdi et al. (arXiv 2008.08289, problem formulation) is the Frobenius
 loss ``||X_hat W_hat^T + b_hat - Z||_F^2 / N`` between the restructured layer fed with the

@@ -1,6 +1,6 @@
 """Per-worker Chakra-style execution graphs of a deployment, for the simulator.
 
-Place: ``trainsim.inference``; turns a plan (:mod:`.plan`) into one
+Place: ``trainsim.studies.repurpose``; turns a plan (:mod:`.plan`) into one
 :class:`~trainsim.workload.graph.WorkloadGraph` per worker with the workload layer's
 :class:`~trainsim.workload.graph.GraphBuilder`, so that ``trainsim run`` can execute it.
 
@@ -26,8 +26,8 @@ from __future__ import annotations
 
 from trainsim.enums import NodeType
 from trainsim.errors import ConfigError
-from trainsim.inference.comm import BYTES_PER_SCALAR
-from trainsim.inference.plan import Stage
+from trainsim.studies.repurpose.comm import BYTES_PER_SCALAR
+from trainsim.studies.repurpose.plan import Stage
 from trainsim.workload.graph import GraphBuilder, WorkloadGraph
 
 

@@ -1,7 +1,7 @@
 """The compared methods: RePurpose and its baselines, each turning a trained MLP into a
 :class:`Deployment` on ``K`` workers.
 
-Place: ``trainsim.inference``; the study (:mod:`.study`) calls :func:`deploy` per method.
+Place: ``trainsim.studies.repurpose``; the study (:mod:`.study`) calls :func:`deploy` per method.
 
 Methods (issue 10; RePurpose is Abdi et al., arXiv 2008.08289):
 
@@ -27,11 +27,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from trainsim.errors import ConfigError
-from trainsim.inference.assign import contiguous_owners
-from trainsim.inference.comm import group_budget, plain_l0
-from trainsim.inference.data import MLP, patch_owners
-from trainsim.inference.fit import layer_stats
-from trainsim.inference.layer import (
+from trainsim.studies.repurpose.assign import contiguous_owners
+from trainsim.studies.repurpose.comm import group_budget, plain_l0
+from trainsim.studies.repurpose.data import MLP, patch_owners
+from trainsim.studies.repurpose.fit import layer_stats
+from trainsim.studies.repurpose.layer import (
     LayerSolution,
     SolverSettings,
     dense_refit,
@@ -39,7 +39,7 @@ from trainsim.inference.layer import (
     solve_fixed,
     solve_repurpose,
 )
-from trainsim.inference.plan import Stage, plan_scalars, replicated_plan, split_plan
+from trainsim.studies.repurpose.plan import Stage, plan_scalars, replicated_plan, split_plan
 
 BUDGETED_METHODS = ("repurpose", "refit_fixed", "naive")
 FIXED_METHODS = ("direct_tp", "whole_model", "whole_model_gather")

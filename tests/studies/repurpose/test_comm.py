@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from trainsim.errors import ConfigError
-from trainsim.inference.comm import (
+from trainsim.studies.repurpose.comm import (
     activation_transfers,
     direct_tp_transfers,
     group_budget,

@@ -1,6 +1,6 @@
 """The RePurpose study: every method, worker count and budget, averaged over seeds.
 
-Place: ``trainsim.inference``, the top of the package: it trains one MLP per seed
+Place: ``trainsim.studies.repurpose``, the top of the package: it trains one MLP per seed
 (:mod:`.data`), deploys it with every method (:mod:`.methods`) and summarizes. The CLI
 (``trainsim repurpose``) and the docs' table call :func:`run_study`.
 
@@ -22,11 +22,11 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from trainsim.errors import ConfigError
-from trainsim.inference.comm import group_budget
-from trainsim.inference.data import load_split, patch_owners, train_mlp, validation_split
-from trainsim.inference.layer import SolverSettings
-from trainsim.inference.methods import BUDGETED_METHODS, METHODS, deploy
-from trainsim.inference.plan import Stage
+from trainsim.studies.repurpose.comm import group_budget
+from trainsim.studies.repurpose.data import load_split, patch_owners, train_mlp, validation_split
+from trainsim.studies.repurpose.layer import SolverSettings
+from trainsim.studies.repurpose.methods import BUDGETED_METHODS, METHODS, deploy
+from trainsim.studies.repurpose.plan import Stage
 
 DEFAULT_BUDGETS = (0.0, 0.01, 0.02, 0.05, 0.1, 0.2)
 

@@ -1,7 +1,8 @@
 """RePurpose: restructure and prune a trained network for distributed inference (issue 10).
 
-Place: its own package beside the simulator (Abdi, Rashidi, Fekri, Krishna, arXiv 2008.08289).
-It reads nothing from the simulator's core but its entry point: it hands
+Place: a study in ``studies/repurpose`` (the studies layer, above ``system``), not the simulator
+(Abdi, Rashidi, Fekri, Krishna, arXiv 2008.08289). It reads nothing from the simulator's core but
+its entry point: it hands
 :func:`trainsim.system.api.simulate` per-worker workload graphs (:mod:`.graphs`, built with
 :mod:`trainsim.workload.graph`) on native platform files (:mod:`.platform`).
 
@@ -15,20 +16,20 @@ Units: activations moved are counted in scalars per sample (4 bytes each), compu
 time in seconds, accuracy as a fraction in [0, 1].
 """
 
-from trainsim.inference.assign import balanced_assignment, balanced_capacities
-from trainsim.inference.comm import (
+from trainsim.studies.repurpose.assign import balanced_assignment, balanced_capacities
+from trainsim.studies.repurpose.comm import (
     activation_transfers,
     direct_tp_transfers,
     plain_l0,
     transfer_pairs,
 )
-from trainsim.inference.graphs import build_graphs
-from trainsim.inference.latency import latency_markdown, latency_table, simulator
-from trainsim.inference.layer import SolverSettings
-from trainsim.inference.methods import METHODS, Deployment, deploy
-from trainsim.inference.platform import example_platforms, sized_platform
-from trainsim.inference.plot import accuracy_vs_communication
-from trainsim.inference.study import StudyConfig, StudyResult, markdown_table, run_study
+from trainsim.studies.repurpose.graphs import build_graphs
+from trainsim.studies.repurpose.latency import latency_markdown, latency_table, simulator
+from trainsim.studies.repurpose.layer import SolverSettings
+from trainsim.studies.repurpose.methods import METHODS, Deployment, deploy
+from trainsim.studies.repurpose.platform import example_platforms, sized_platform
+from trainsim.studies.repurpose.plot import accuracy_vs_communication
+from trainsim.studies.repurpose.study import StudyConfig, StudyResult, markdown_table, run_study
 
 __all__ = [
     "METHODS",

@@ -1,6 +1,6 @@
 """Execution plans: what each worker receives and computes, stage by stage, for one sample.
 
-Place: ``trainsim.inference``; built by :mod:`.methods`, read by :mod:`.graphs` (per-worker
+Place: ``trainsim.studies.repurpose``; built by :mod:`.methods`, read by :mod:`.graphs` (per-worker
 Chakra graphs) and, through them, :mod:`.latency` (simulated).
 
 A plan is a sequence of stages. Stage ``s`` first moves ``transfers[src, dst]`` activations
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from trainsim.inference.comm import BYTES_PER_SCALAR, needed_inputs, transfer_pairs
+from trainsim.studies.repurpose.comm import BYTES_PER_SCALAR, needed_inputs, transfer_pairs
 
 ROOT = 0
 """The worker that ends up with the class logits."""

@@ -1,6 +1,6 @@
 """Iterative hard thresholding on the layer's Frobenius loss under a group-L0 budget.
 
-Place: ``trainsim.inference``; called by :mod:`.layer` once the neurons have owners.
+Place: ``trainsim.studies.repurpose``; called by :mod:`.layer` once the neurons have owners.
 
 Constraint set (Abdi et al., arXiv 2008.08289, the L0-constrained step of the algorithm): for a
 fixed assignment, the weights of a neuron on the inputs its own worker holds (the diagonal
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from trainsim.inference.fit import LayerStats
+from trainsim.studies.repurpose.fit import LayerStats
 
 
 def local_mask(owner_out: np.ndarray, owner_in: np.ndarray) -> np.ndarray:

@@ -1,6 +1,6 @@
 """The RePurpose study's platforms: the shipped files, resized to the worker count.
 
-Place: ``trainsim.inference``; :mod:`.latency` simulates on these. The files are trainsim's
+Place: ``trainsim.studies.repurpose``; :mod:`.latency` simulates on these. The files are trainsim's
 native platform YAML, read by :func:`trainsim.config.platform.load_platform` (the keys and
 their units are in :mod:`trainsim.config.platform_models`): one ``Switch`` dimension, the
 roofline on, for example::

@@ -1,9 +1,9 @@
 import numpy as np
 import pytest
 
-from trainsim.inference.comm import activation_transfers
-from trainsim.inference.fit import full_loss, layer_stats, residuals, ridge_coefficients
-from trainsim.inference.iht import iht, project
+from trainsim.studies.repurpose.comm import activation_transfers
+from trainsim.studies.repurpose.fit import full_loss, layer_stats, residuals, ridge_coefficients
+from trainsim.studies.repurpose.iht import iht, project
 
 
 @pytest.fixture

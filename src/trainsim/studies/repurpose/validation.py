@@ -1,6 +1,6 @@
 """Choosing the solvers' ridge weight by validation on the training split, never the test split.
 
-Place: ``trainsim.inference``; ``bench/repurpose_ridge.py`` runs :func:`select_ridge` and
+Place: ``trainsim.studies.repurpose``; ``bench/repurpose_ridge.py`` runs :func:`select_ridge` and
 docs/repurpose.md records its output and the value it chose (:class:`.layer.SolverSettings`).
 
 For each seed the digits training split (the study's calibration data) is split again,
@@ -26,10 +26,10 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from trainsim.errors import ConfigError
-from trainsim.inference.data import load_split, train_mlp, validation_split
-from trainsim.inference.layer import SolverSettings
-from trainsim.inference.methods import deploy
-from trainsim.inference.study import DEFAULT_BUDGETS
+from trainsim.studies.repurpose.data import load_split, train_mlp, validation_split
+from trainsim.studies.repurpose.layer import SolverSettings
+from trainsim.studies.repurpose.methods import deploy
+from trainsim.studies.repurpose.study import DEFAULT_BUDGETS
 
 DEFAULT_GRID = (1e-5, 1e-4, 1e-3, 1e-2, 1e-1)
 

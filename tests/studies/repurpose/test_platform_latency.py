@@ -6,17 +6,17 @@ import pytest
 from trainsim.cli.main import main
 from trainsim.config.platform import load_platform
 from trainsim.errors import ConfigError
-from trainsim.inference.graphs import build_graphs
-from trainsim.inference.latency import latency_markdown, latency_table, simulator
-from trainsim.inference.plan import Stage
-from trainsim.inference.platform import (
+from trainsim.studies.repurpose.graphs import build_graphs
+from trainsim.studies.repurpose.latency import latency_markdown, latency_table, simulator
+from trainsim.studies.repurpose.plan import Stage
+from trainsim.studies.repurpose.platform import (
     example_platforms,
     free_network,
     load_study_platform,
     platform_name,
     sized_platform,
 )
-from trainsim.inference.study import StudyConfig, run_study
+from trainsim.studies.repurpose.study import StudyConfig, run_study
 
 
 def test_shipped_platforms_load_with_the_native_loader():

@@ -4,7 +4,11 @@ import numpy as np
 import pytest
 
 from trainsim.errors import ConfigError
-from trainsim.inference.assign import balanced_assignment, balanced_capacities, contiguous_owners
+from trainsim.studies.repurpose.assign import (
+    balanced_assignment,
+    balanced_capacities,
+    contiguous_owners,
+)
 
 
 def brute_force(cost, caps):

@@ -1,11 +1,16 @@
 import numpy as np
 import pytest
 
-from trainsim.inference.assign import contiguous_owners
-from trainsim.inference.comm import activation_transfers
-from trainsim.inference.data import patch_owners
-from trainsim.inference.fit import full_loss, layer_stats
-from trainsim.inference.layer import SolverSettings, cost_matrix, solve_fixed, solve_repurpose
+from trainsim.studies.repurpose.assign import contiguous_owners
+from trainsim.studies.repurpose.comm import activation_transfers
+from trainsim.studies.repurpose.data import patch_owners
+from trainsim.studies.repurpose.fit import full_loss, layer_stats
+from trainsim.studies.repurpose.layer import (
+    SolverSettings,
+    cost_matrix,
+    solve_fixed,
+    solve_repurpose,
+)
 
 
 def _first_layer(digits):

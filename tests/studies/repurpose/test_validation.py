@@ -2,9 +2,9 @@ import numpy as np
 import pytest
 
 from trainsim.errors import ConfigError
-from trainsim.inference.data import load_split, validation_split
-from trainsim.inference.study import StudyConfig, run_study
-from trainsim.inference.validation import RidgeScore, log_loss, ridge_scores, select_ridge
+from trainsim.studies.repurpose.data import load_split, validation_split
+from trainsim.studies.repurpose.study import StudyConfig, run_study
+from trainsim.studies.repurpose.validation import RidgeScore, log_loss, ridge_scores, select_ridge
 
 
 def _rows(x):

@@ -2,9 +2,9 @@ import numpy as np
 import pytest
 
 from trainsim.enums import NodeType
-from trainsim.inference.comm import BYTES_PER_SCALAR
-from trainsim.inference.graphs import build_graphs
-from trainsim.inference.methods import METHODS, deploy
+from trainsim.studies.repurpose.comm import BYTES_PER_SCALAR
+from trainsim.studies.repurpose.graphs import build_graphs
+from trainsim.studies.repurpose.methods import METHODS, deploy
 
 
 @pytest.mark.parametrize("method", METHODS)

@@ -1,6 +1,6 @@
 """Digits data, the workers' input patches and the trained MLP that RePurpose restructures.
 
-Place: ``trainsim.inference`` (issue 10, RePurpose: Abdi, Rashidi, Fekri, Krishna, arXiv
+Place: ``trainsim.studies.repurpose`` (issue 10, RePurpose: Abdi, Rashidi, Fekri, Krishna, arXiv
 2008.08289), the bottom of the package: everything else starts from a :class:`DigitsSplit` and
 an :class:`MLP`. Nothing is downloaded: the data is scikit-learn's bundled 8x8 digits.
 

@@ -1,15 +1,15 @@
 """Latency of each deployment on the study's platforms, from simulator runs.
 
-Place: ``trainsim.inference``; reads a :class:`.study.StudyResult`, turns every record's plan
-into per-worker graphs (:func:`.graphs.build_graphs`) and runs them through the simulator
+Place: ``trainsim.studies.repurpose``; reads a :class:`.study.StudyResult`, turns every record's
+plan into per-worker graphs (:func:`.graphs.build_graphs`) and runs them through the simulator
 (:func:`trainsim.system.api.simulate`) on each platform file (:mod:`.platform`), resized to the
 record's worker count. :func:`latency_table` takes any ``simulate(platform, graphs) -> seconds``;
 the default, :func:`simulator`, is trainsim's executor on the ``flow`` network backend: every
 message is a flow on its route (the sender's uplink to the Switch, the Switch's downlink to the
-receiver), concurrent flows share a link max-min fairly, and a message pays the route's latency
-once (two hops on a Switch) plus its bytes at its share of the bandwidth. That is a
-packet-switched Ethernet or a datacenter fabric at message granularity: the ``K - 1`` partial
-sums converging on the root worker share its downlink.
+receiver), concurrent flows share a link max-min fairly, and a message pays the route's latency once
+(two hops on a Switch) plus its bytes at its share of the bandwidth. That is a packet-switched
+Ethernet or a datacenter fabric at message granularity: the ``K - 1`` partial sums converging on the
+root worker share its downlink.
 
 Per (platform, batch, record) the table holds:
 
@@ -35,9 +35,9 @@ import numpy as np
 
 from trainsim.config.types import Platform
 from trainsim.errors import ConfigError
-from trainsim.inference.comm import BYTES_PER_SCALAR
-from trainsim.inference.graphs import build_graphs
-from trainsim.inference.platform import (
+from trainsim.studies.repurpose.comm import BYTES_PER_SCALAR
+from trainsim.studies.repurpose.graphs import build_graphs
+from trainsim.studies.repurpose.platform import (
     example_platforms,
     free_network,
     load_study_platform,
@@ -45,7 +45,7 @@ from trainsim.inference.platform import (
     sized_platform,
     write_platform,
 )
-from trainsim.inference.study import Record, StudyResult
+from trainsim.studies.repurpose.study import Record, StudyResult
 from trainsim.workload.graph import WorkloadGraph
 
 DEFAULT_BACKEND = "flow"

@@ -1,6 +1,6 @@
 """Accuracy against communication for every method: the study's figure.
 
-Place: ``trainsim.inference``; draws a :class:`.study.StudyResult` on a matplotlib
+Place: ``trainsim.studies.repurpose``; draws a :class:`.study.StudyResult` on a matplotlib
 :class:`~matplotlib.figure.Figure` (no pyplot state; the caller saves it). One panel per
 worker count; budgeted methods are lines over their budgets, the others single markers.
 Units: x in activation transfers (scalars) per sample, symlog scale (0 is a valid budget);
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from matplotlib.figure import Figure
 
-from trainsim.inference.methods import BUDGETED_METHODS, METHODS
-from trainsim.inference.study import StudyResult
+from trainsim.studies.repurpose.methods import BUDGETED_METHODS, METHODS
+from trainsim.studies.repurpose.study import StudyResult
 
 _STYLE = {
     "repurpose": ("tab:red", "o"),

@@ -1,6 +1,6 @@
 import pytest
 
-from trainsim.inference.data import load_split, train_mlp
+from trainsim.studies.repurpose.data import load_split, train_mlp
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,6 @@
 """Per-layer solvers: RePurpose, refit without reassignment, naive sparsification, dense refit.
 
-Place: ``trainsim.inference``; :mod:`.methods` calls one of these per layer, front to back.
+Place: ``trainsim.studies.repurpose``; :mod:`.methods` calls one of these per layer, front to back.
 
 RePurpose for one layer (Abdi et al., arXiv 2008.08289; the steps as issue 10 states them)
 alternates for up to ``rounds`` rounds:
@@ -31,15 +31,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from trainsim.errors import ConfigError
-from trainsim.inference.assign import balanced_assignment, balanced_capacities
-from trainsim.inference.fit import (
+from trainsim.studies.repurpose.assign import balanced_assignment, balanced_capacities
+from trainsim.studies.repurpose.fit import (
     LayerStats,
     full_loss,
     residuals,
     ridge_coefficients,
     ridge_lambda,
 )
-from trainsim.inference.iht import iht, project
+from trainsim.studies.repurpose.iht import iht, project
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Balanced assignment of a layer's output neurons to workers (the Munkres step).
 
-Place: ``trainsim.inference``; called by the RePurpose layer solver each round.
+Place: ``trainsim.studies.repurpose``; called by the RePurpose layer solver each round.
 
 Abdi et al. (arXiv 2008.08289, the assignment step of the algorithm) pose the choice of the
 worker computing each neuron as an assignment problem: with ``C[i, k]`` the cost of computing

@@ -1,0 +1,8 @@
+"""Studies: research built on the simulator, not part of it (DESIGN.md, "Layers": beside
+``optimize``, ``sweep`` and ``report``, above ``system``; imports point down only).
+
+- ``studies.repurpose``: RePurpose, restructuring a trained network for distributed inference,
+  its latency simulated on native platforms (docs/repurpose.md).
+
+The CLI runs them (``trainsim repurpose``).
+"""
