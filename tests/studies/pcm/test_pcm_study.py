@@ -1,4 +1,4 @@
-"""PCM studies (memory/pcm/study.py): the must-show properties of issue 11, on the model."""
+"""PCM studies (studies/pcm/study.py): the must-show properties of issue 11, on the model."""
 
 import json
 from dataclasses import asdict
@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from trainsim.errors import ConfigError
-from trainsim.memory.pcm import study
 from trainsim.memory.pcm.config import PcmConfig, Scheme
 from trainsim.memory.pcm.run import Pool, RunResult
 from trainsim.memory.pcm.trilevel import profile_lines
+from trainsim.studies.pcm import study
 
 SMALL = PcmConfig().replace(**{"core.instructions": 60_000})
 POOL = Pool.of()

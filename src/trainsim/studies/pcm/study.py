@@ -1,11 +1,11 @@
 """PCM studies: run the memory model under each scheme and compare; sweeps; calibration.
 
-Part of ``memory/pcm`` (DESIGN.md, "Layers": memory). Times in ns, rates in requests per ns,
-bandwidth in B/s.
+Part of ``studies/pcm`` (DESIGN.md, "Layers": studies), on the device model of ``memory/pcm``.
+Times in ns, rates in requests per ns, bandwidth in B/s.
 
-Each scheme is one run of the model (``run``: a content pool, the timing model, closed-loop
-cores or an open-loop trace). Schemes are compared on the same requests and the same random
-numbers, so a scheme under which no line qualifies reproduces the base run exactly.
+Each scheme is one run of the model (``memory.pcm.run``: a content pool, the timing model,
+closed-loop cores or an open-loop trace). Schemes are compared on the same requests and the same
+random numbers, so a scheme under which no line qualifies reproduces the base run exactly.
 
 Reductions are ``1 - scheme / base`` of the mean latency; IPC gains ``scheme / base - 1`` of
 the mean per-core IPC.
@@ -14,8 +14,8 @@ the mean per-core IPC.
 and a queueing part (less waiting), bounds the metadata encoding and reads what the paper's own
 figures imply about its cores (docs/pcm.md, "Why the targets are not reached").
 
-Open-loop load is a fraction of the *base* scheme's capacity (``run.base_capacity_per_ns``),
-so every scheme sees the same trace.
+Open-loop load is a fraction of the *base* scheme's capacity
+(``memory.pcm.run.base_capacity_per_ns``), so every scheme sees the same trace.
 """
 
 from __future__ import annotations
