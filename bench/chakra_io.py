@@ -38,8 +38,9 @@ from google.protobuf.internal.decoder import _DecodeVarint32  # noqa: E402
 
 from trainsim.compute import OperatorTimer  # noqa: E402
 from trainsim.workload import TraceWarning, WorkloadGraph, chakra  # noqa: E402
-from trainsim.workload.chakra_schema import Node  # noqa: E402
-from trainsim.workload.chakra_wire import encode_varint  # noqa: E402
+from trainsim.workload.chakra import reader  # noqa: E402
+from trainsim.workload.chakra.schema import Node  # noqa: E402
+from trainsim.workload.chakra.wire import encode_varint  # noqa: E402
 from trainsim.workload.generate import Parallelism, generate  # noqa: E402
 from trainsim.workload.models import get_model  # noqa: E402
 
@@ -83,14 +84,14 @@ def write_with_messages(graphs: list[WorkloadGraph], prefix: Path) -> None:
 
 def read_with_messages(paths: list[Path]) -> None:
     """read_rank with the column-wise and row fast paths switched off."""
-    decode_file, row = chakra.decode_file, chakra.RowCache.row
-    chakra.decode_file = lambda data, tails, names=None: None  # type: ignore[assignment]
-    chakra.RowCache.row = lambda self, data: None  # type: ignore[method-assign]
+    decode_file, row = reader.decode_file, reader.RowCache.row
+    reader.decode_file = lambda data, tails, names=None: None  # type: ignore[assignment]
+    reader.RowCache.row = lambda self, data: None  # type: ignore[method-assign]
     try:
         for path in paths:
             chakra.read_rank(path)
     finally:
-        chakra.decode_file, chakra.RowCache.row = decode_file, row  # type: ignore[method-assign]
+        reader.decode_file, reader.RowCache.row = decode_file, row  # type: ignore[method-assign]
 
 
 def main() -> None:

@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT / "src"))
 from google.protobuf.internal.decoder import _DecodeVarint32  # noqa: E402
 
 from trainsim.workload import TraceWarning, read_rank  # noqa: E402
-from trainsim.workload.chakra_schema import GlobalMetadata, Node  # noqa: E402
+from trainsim.workload.chakra.schema import GlobalMetadata, Node  # noqa: E402
 
 ARCHIVE = Path("reference-workloads/chakra-tests/feeder_tests_trace.tar.gz")
 

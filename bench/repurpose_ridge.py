@@ -1,10 +1,10 @@
 """Choose the RePurpose solvers' ridge weight by validation on the digits training split.
 
-Runs :func:`trainsim.inference.validation.ridge_scores` (five seeds, K = 2, 4, 8, every budget
-of the study, ``repurpose`` and ``refit_fixed``; a fresh MLP per seed trained on 80 % of the
-training split, scored on the other 20 %; the test split is never read) and prints one line per
-ridge weight, the chosen one, then a JSON line. docs/repurpose.md records the output and
-SolverSettings.ridge holds the chosen value. Takes a few minutes on 2 cores.
+Runs :func:`trainsim.studies.repurpose.validation.ridge_scores` (five seeds, K = 2, 4, 8,
+every budget of the study, ``repurpose`` and ``refit_fixed``; a fresh MLP per seed trained on
+80 % of the training split, scored on the other 20 %; the test split is never read) and prints
+one line per ridge weight, the chosen one, then a JSON line. docs/repurpose.md records the
+output and SolverSettings.ridge holds the chosen value. Takes a few minutes on 2 cores.
 
     PYTHONPATH=src python bench/repurpose_ridge.py [--grid 1e-5,1e-4,1e-3,1e-2,1e-1] [--seeds 0,1,2,3,4]
 """
@@ -18,7 +18,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from trainsim.inference.validation import DEFAULT_GRID, ridge_scores, select_ridge  # noqa: E402
+from trainsim.studies.repurpose.validation import (  # noqa: E402
+    DEFAULT_GRID,
+    ridge_scores,
+    select_ridge,
+)
 
 
 def main() -> None:

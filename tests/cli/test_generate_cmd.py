@@ -6,7 +6,7 @@ import pytest
 
 from trainsim.cli.main import main
 
-pytest.importorskip("trainsim.workload.chakra")
+pytest.importorskip("trainsim.workload.chakra.reader")
 
 
 def test_generate_writes_rank_files_and_groups(tmp_path):

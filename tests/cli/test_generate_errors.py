@@ -10,13 +10,13 @@ def _writer_stub(monkeypatch):
     import sys
     import types
 
-    if "trainsim.workload.chakra" not in sys.modules:
+    if "trainsim.workload.chakra.writer" not in sys.modules:
         try:
-            import trainsim.workload.chakra  # noqa: F401
+            import trainsim.workload.chakra.writer  # noqa: F401
         except ImportError:
-            stub = types.ModuleType("trainsim.workload.chakra")
+            stub = types.ModuleType("trainsim.workload.chakra.writer")
             stub.write_workload = lambda prefix, graphs: None
-            monkeypatch.setitem(sys.modules, "trainsim.workload.chakra", stub)
+            monkeypatch.setitem(sys.modules, "trainsim.workload.chakra.writer", stub)
 
 
 def test_unknown_model(tmp_path, capsys):

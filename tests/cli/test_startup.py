@@ -67,9 +67,9 @@ def test_registering_the_commands_imports_no_heavy_library() -> None:
 def test_help_constants_agree_with_the_library() -> None:
     """The constants the commands show in --help without importing their library."""
     from trainsim.cli import optimize_cmd, pcm_cmd
-    from trainsim.memory.pcm import study
     from trainsim.memory.pcm.config import Scheme
     from trainsim.optimize.bandwidth import OBJECTIVES
+    from trainsim.studies.pcm import study
 
     assert optimize_cmd.OBJECTIVES == OBJECTIVES
     assert study.PAPER_REDUCTIONS[Scheme.TRI][1] == pcm_cmd.PAPER_TRI_WRITE_REDUCTION

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.workload.astra_text_helpers import TEXT_DIR, need, needs_refs
+from tests.workload.astra_text.helpers import TEXT_DIR, need, needs_refs
 from trainsim.cli.main import main
 from trainsim.enums import NodeType
 from trainsim.workload.astra_text import parse_text_workload, text_to_graphs
@@ -44,7 +44,7 @@ def _convert(tmp_path: Path, name: str, *extra: str) -> tuple[int, Path]:
 def test_convert_writes_one_et_file_per_rank(
     tmp_path: Path, capsys, name: str, args: list[str]
 ) -> None:
-    chakra = pytest.importorskip("trainsim.workload.chakra")
+    chakra = pytest.importorskip("trainsim.workload.chakra.reader")
     code, prefix = _convert(tmp_path, name, *args)
     assert code == 0
     assert "nodes per rank" in capsys.readouterr().out

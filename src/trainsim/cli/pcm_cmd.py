@@ -1,6 +1,6 @@
-"""``trainsim pcm``: studies of tri-level MLC phase-change memory (memory/pcm, docs/pcm.md).
+"""``trainsim pcm``: studies of tri-level MLC phase-change memory (studies/pcm, docs/pcm.md).
 
-CLI layer (DESIGN.md, "Layers"): parses options, runs ``trainsim.memory.pcm.study``, prints
+CLI layer (DESIGN.md, "Layers"): parses options, runs ``trainsim.studies.pcm.study``, prints
 rich tables and writes matplotlib PNGs and a ``results.json`` into ``--out``. Latencies in ns.
 """
 
@@ -21,8 +21,8 @@ from trainsim.errors import ConfigError
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from trainsim.memory.pcm import study
     from trainsim.memory.pcm.config import PcmConfig, Scheme
+    from trainsim.studies.pcm import study
 
 PAPER_TRI_WRITE_REDUCTION = 0.561
 """``study.PAPER_REDUCTIONS[Scheme.TRI][1]``, the default of ``pcm calibrate --target``, for
@@ -36,8 +36,8 @@ app.add_typer(pcm_app, name="pcm")
 
 
 def _schemes(scheme: str) -> tuple[Scheme, ...]:
-    from trainsim.memory.pcm import study
     from trainsim.memory.pcm.config import Scheme
+    from trainsim.studies.pcm import study
 
     if scheme == "all":
         return study.SCHEMES
@@ -389,20 +389,21 @@ def study_cmd(
     """Compare base, tri and tri+fpc; print tables, write plots and results.json into --out."""
     from rich.console import Console
 
-    from trainsim.memory.pcm import study
     from trainsim.memory.pcm.config import Scheme
+    from trainsim.memory.pcm.run import Pool, run_trace
     from trainsim.memory.pcm.trace import read_trace
+    from trainsim.studies.pcm import study
 
     check_output_dir(out, "--out")
     console = Console()
     t0 = time.perf_counter()
     cfg = _config(spare_bits, faults, relaxed, read_metric, cores, mpki, rob, instructions, seed)
     schemes = _schemes(scheme)
-    pool = study.Pool.of(data, seed=seed)
+    pool = Pool.of(data, seed=seed)
     if trace is not None:
         tr = read_trace(trace)
         results = {
-            s.value: study.run_trace(cfg, s, pool, tr)
+            s.value: run_trace(cfg, s, pool, tr)
             for s in (Scheme.BASE, *[s for s in schemes if s is not Scheme.BASE])
         }
         main = study.Comparison(results, f"trace {trace}")
@@ -461,11 +462,12 @@ def calibrate_cmd(
     from rich.console import Console
     from rich.table import Table
 
-    from trainsim.memory.pcm import study
     from trainsim.memory.pcm.config import PcmConfig
+    from trainsim.memory.pcm.run import Pool
+    from trainsim.studies.pcm import study
 
     cfg = PcmConfig(seed=seed)
-    cal = study.calibrate(cfg, study.Pool.of(data, seed=seed), target)
+    cal = study.calibrate(cfg, Pool.of(data, seed=seed), target)
     t = Table(
         title=f"Calibration of cell.relaxed_iterations against a {100 * target:.1f}% write reduction"
     )

@@ -1,6 +1,6 @@
 """``trainsim repurpose``: run the RePurpose study and write its results (issue 10).
 
-Place: ``trainsim.cli``, the only layer that prints; the work is :mod:`trainsim.inference`.
+Place: ``trainsim.cli``, the only layer that prints; the work is :mod:`trainsim.studies.repurpose`.
 Writes into ``--out``: ``results.json`` (configuration, seed-averaged summary, the issue's
 checks, every record with its plan), ``latency.json`` (latency on the shipped platforms from
 simulator runs, seconds, per batch size), ``table.md`` (both tables) and
@@ -74,7 +74,7 @@ def repurpose(
     ] = None,
 ) -> None:
     """Restructure a trained digits MLP for K workers (RePurpose) and compare it with baselines."""
-    from trainsim.inference import (
+    from trainsim.studies.repurpose import (
         StudyConfig,
         accuracy_vs_communication,
         latency_markdown,

@@ -8,7 +8,7 @@ import pytest
 from trainsim.errors import ConfigError, TraceError
 from trainsim.memory.pcm.config import PcmConfig, Scheme
 from trainsim.memory.pcm.content import generate_kind
-from trainsim.memory.pcm.study import Pool, run_trace
+from trainsim.memory.pcm.run import Pool, run_trace
 from trainsim.memory.pcm.trace import Trace, open_loop_trace, read_trace, write_trace
 
 

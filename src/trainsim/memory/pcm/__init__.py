@@ -1,8 +1,10 @@
-"""Tri-level MLC phase-change memory (PCM): cells, compression, timing, studies, tier estimate.
+"""Tri-level MLC phase-change memory (PCM): cells, compression, timing, runs, tier estimate.
 
 Part of the memory layer (DESIGN.md, "Layers"): imports ``engine``, ``errors`` and ``units``
 only. Times in ns, sizes in bytes or bits as named, bandwidth in B/s. docs/pcm.md is the
-guide (calibration, results, caveats). Modules, bottom up:
+guide (calibration, results, caveats). The device model lives here; the study built on it
+(scheme comparisons, sweeps, calibration, the gap diagnosis) is ``trainsim.studies.pcm``.
+Modules, bottom up:
 
 - ``config``: validated settings with documented defaults;
 - ``cell``: 2-bit cells, write pulses and spread, line write time;
@@ -12,7 +14,7 @@ guide (calibration, results, caveats). Modules, bottom up:
 - ``content``: line contents (a documented mix, real bytes of package files);
 - ``timing``: channels x banks, queues, write drain, on the event kernel;
 - ``trace`` and ``core``: open-loop traces (with a text format) and closed-loop ROB cores;
-- ``study``: comparisons, sweeps, the IPC band, calibration, the gap diagnosis;
+- ``run``: one run of the model under a scheme, closed loop or open loop; capacity;
 - ``tier``: :class:`MemoryTierEstimate` for the rest of the simulator.
 """
 
@@ -28,27 +30,12 @@ from trainsim.memory.pcm.config import (
     Scheme,
     SpareConfig,
 )
-from trainsim.memory.pcm.study import (
-    Comparison,
-    Diagnosis,
-    Pool,
-    RunResult,
-    aging_sweep,
-    calibrate,
-    compare,
-    diagnose,
-    ipc_band,
-    load_sweep,
-    mix_sweep,
-    spare_sweep,
-)
+from trainsim.memory.pcm.run import Pool, RunResult
 from trainsim.memory.pcm.tier import MemoryTierEstimate, estimate_tier
 
 __all__ = [
     "CellConfig",
-    "Comparison",
     "CoreConfig",
-    "Diagnosis",
     "MemoryConfig",
     "MemoryTierEstimate",
     "PcmConfig",
@@ -58,13 +45,5 @@ __all__ = [
     "RunResult",
     "Scheme",
     "SpareConfig",
-    "aging_sweep",
-    "calibrate",
-    "compare",
-    "diagnose",
     "estimate_tier",
-    "ipc_band",
-    "load_sweep",
-    "mix_sweep",
-    "spare_sweep",
 ]

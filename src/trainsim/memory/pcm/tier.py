@@ -7,7 +7,7 @@ Latencies in ns (the kernel's tick), bandwidth in B/s, ``access_time`` in second
 
 - ``bandwidth``: the sustainable line bandwidth, ``min(channels * banks * 64 B / E[s],
   channels * 64 B / burst)``, ``E[s]`` the mean bank time of a request at the read fraction
-  (``study.capacity_per_ns``);
+  (``run.capacity_per_ns``);
 - ``read_latency_ns`` / ``write_latency_ns``: mean latencies of an open-loop Poisson stream at
   ``load`` times that bandwidth (queueing included), from the timing model.
 """
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from trainsim.errors import ConfigError
 from trainsim.memory.pcm.config import LINE_BYTES, PcmConfig, Scheme
-from trainsim.memory.pcm.study import Pool, capacity_per_ns, run_trace
+from trainsim.memory.pcm.run import Pool, capacity_per_ns, run_trace
 from trainsim.memory.pcm.trace import open_loop_trace
 from trainsim.memory.pcm.trilevel import profile_lines
 

@@ -1,0 +1,10 @@
+"""Studies: research built on the simulator, not part of it (DESIGN.md, "Layers": beside
+``optimize``, ``sweep`` and ``report``, above ``system``; imports point down only).
+
+- ``studies.repurpose``: RePurpose, restructuring a trained network for distributed inference,
+  its latency simulated on native platforms (docs/repurpose.md);
+- ``studies.pcm``: the tri-level MLC phase-change memory study: scheme comparisons, sweeps,
+  calibration and the gap diagnosis, on the device model in ``memory.pcm`` (docs/pcm.md).
+
+The CLI runs them (``trainsim repurpose``, ``trainsim pcm``).
+"""
