@@ -8,8 +8,10 @@ from tests.helpers.astra_cases import run_collective
 from trainsim.config.astra_system import impl_name_problem, in_switch_problem
 from trainsim.config.platform_models import SystemModel
 from trainsim.config.types import CollectiveImpl, DimSpec, NetworkSpec, Platform, SystemSpec
-from trainsim.enums import CommType
-from trainsim.errors import ConfigError
+from trainsim.enums import CommType, NodeType
+from trainsim.errors import ConfigError, DeadlockError
+from trainsim.system.api import simulate
+from trainsim.workload import GraphBuilder
 
 AR, RS, AG, A2A = (
     int(CommType.ALL_REDUCE),
@@ -160,3 +162,23 @@ def test_congestion_aware_backend_is_a_config_error():
         for r in range(4):
             rt.issue(CollectiveRequest(r, 1, AR, 2**20, None, "", None), lambda _a: None)
         q.run()
+
+
+@pytest.mark.parametrize("symmetry", [True, False])
+def test_member_that_never_joins_is_a_deadlock_naming_the_switch_result(symmetry):
+    """Rank 3 never issues the all-reduce: the others' uploads wait at the switch for ever,
+    and the report names each of them and the switch's result it waits for."""
+    graphs = []
+    for rank in range(4):
+        b = GraphBuilder(source=f"t.{rank}.et", rank=rank)
+        b.add(0, NodeType.COMP_NODE, "c", duration_s=1e-6)
+        if rank != 3:
+            b.add(1, NodeType.COMM_COLL_NODE, "ar", comm_type=AR, comm_size=2**20, data_deps=[0])
+        graphs.append(b.build())
+    with pytest.raises(DeadlockError) as err:
+        simulate(platform(), graphs, symmetry=symmetry)
+    blocked = sorted(err.value.blocked)
+    assert [(rank, node) for rank, node, _what in blocked] == [(0, 1), (1, 1), (2, 1)]
+    for _rank, _node, what in blocked:
+        assert "the switch's result" in what and "3 of 4 members' data arrived" in what
+    assert "rank 0 node 1: the switch's result" in str(err.value)
