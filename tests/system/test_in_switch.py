@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.helpers.astra_cases import run_collective
-from trainsim.config.astra_system import impl_name_problem, in_switch_problem
+from trainsim.collectives.algorithms import name_problem
 from trainsim.config.platform_models import SystemModel
 from trainsim.config.types import CollectiveImpl, DimSpec, NetworkSpec, Platform, SystemSpec
 from trainsim.enums import CommType, NodeType
@@ -102,9 +102,9 @@ def test_non_switch_dimension_is_a_config_error_naming_it():
 
 
 def test_flat_and_windowed_names_are_rejected_but_in_switch_is_a_name():
-    assert impl_name_problem("inSwitch") is None
-    assert impl_name_problem("oneInSwitch") is not None
-    assert impl_name_problem("inSwitch4") is not None
+    assert name_problem("inSwitch") is None
+    assert name_problem("oneInSwitch") is not None
+    assert name_problem("inSwitch4") is not None
     from trainsim.collectives import parse_algorithm
 
     for bad in ("oneInSwitch", "inSwitch4"):
@@ -113,8 +113,9 @@ def test_flat_and_windowed_names_are_rejected_but_in_switch_is_a_name():
 
 
 def test_all_to_all_is_a_config_error_suggesting_direct():
-    assert "direct" in (in_switch_problem("all-to-all-implementation", "inSwitch") or "")
-    with pytest.raises(ValueError, match="inSwitch.*direct"):
+    assert "direct" in (name_problem("inSwitch", all_to_all=True) or "")
+    assert name_problem("inSwitch") is None
+    with pytest.raises(ValueError, match="runs all-to-all.*direct"):
         SystemModel(all_to_all=["inSwitch"])
     SystemModel(all_reduce=["inSwitch"])  # fine elsewhere
     p = Platform(SW4, SystemSpec(implementations=impl("inSwitch", a2a=("inSwitch",))))
@@ -131,7 +132,7 @@ def test_system_json_all_to_all_list_rejects_in_switch(tmp_path):
     f.write_text(json.dumps({"all-reduce-implementation": ["inSwitch"]}))
     assert load_system(f).implementations.all_reduce == ("inSwitch",)
     f.write_text(json.dumps({"all-to-all-implementation": ["inSwitch"]}))
-    with pytest.raises(ConfigError, match="use direct"):
+    with pytest.raises(ConfigError, match="all-to-all-implementation.*'inSwitch'.*direct"):
         load_system(f)
 
 
