@@ -329,3 +329,36 @@ def test_comm_group_out_of_range_against_the_network(tmp_path):
     groups.write_text('{"1": [0, 1, 2, 8]}')
     with pytest.raises(ConfigError, match=r"1\[3\]: got 8; expected an NPU id in \[0, 8\)"):
         load_astra_platform(n, s, m, groups)
+
+
+@pytest.mark.parametrize(
+    ("kind", "text", "field", "value", "all_to_all"),
+    [
+        ("sys.json", '{"all-gather-implementation": ["ring", "butterfly"]}', "all-gather-implementation[1]", "'butterfly'", False),
+        ("platform.yaml", NATIVE_DIMS + "system: {reduce_scatter: [butterfly]}\n", "system.reduce_scatter[0]", "'butterfly'", False),
+        ("sys.json", '{"all-to-all-implementation": ["InSwitch"]}', "all-to-all-implementation[0]", "'InSwitch'", True),
+        ("platform.yaml", NATIVE_DIMS + "system: {all_to_all: [ring, inSwitch]}\n", "system.all_to_all[1]", "'inSwitch'", True),
+    ],
+    ids=["system-json", "native", "system-json-all-to-all", "native-all-to-all"],
+)
+def test_algorithm_errors_list_the_algorithm_table(tmp_path, kind, text, field, value, all_to_all):
+    """An unknown name, or one that does not run all-to-all in an all-to-all list: the error
+    names the field and the value and lists what the algorithm table accepts there."""
+    from trainsim.collectives.algorithms import accepted_names
+
+    path = tmp_path / f"bad.{kind}"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        LOADERS[kind](path)
+    assert info.value.field == field and value in str(info.value)
+    assert accepted_names(all_to_all=all_to_all) in str(info.value)
+
+
+def test_capitalized_algorithm_names_are_accepted(tmp_path):
+    path = tmp_path / "s.sys.json"
+    path.write_text('{"all-reduce-implementation": ["Ring", "HalvingDoubling", "Direct4"]}')
+    impl = load_astra_system(path).implementations
+    assert impl.all_reduce == ("Ring", "HalvingDoubling", "Direct4")
+    native = tmp_path / "p.platform.yaml"
+    native.write_text(NATIVE_DIMS + "system: {all_reduce: [Direct]}\n")
+    assert load_platform(native).system.implementations.all_reduce == ("Direct",)

@@ -5,11 +5,13 @@ from __future__ import annotations
 import pytest
 
 from tests.helpers.astra_cases import run_collective
-from trainsim.config.astra_system import impl_name_problem, in_switch_problem
+from trainsim.collectives.algorithms import name_problem
 from trainsim.config.platform_models import SystemModel
 from trainsim.config.types import CollectiveImpl, DimSpec, NetworkSpec, Platform, SystemSpec
-from trainsim.enums import CommType
-from trainsim.errors import ConfigError
+from trainsim.enums import CommType, NodeType
+from trainsim.errors import ConfigError, DeadlockError
+from trainsim.system.api import simulate
+from trainsim.workload import GraphBuilder
 
 AR, RS, AG, A2A = (
     int(CommType.ALL_REDUCE),
@@ -100,9 +102,9 @@ def test_non_switch_dimension_is_a_config_error_naming_it():
 
 
 def test_flat_and_windowed_names_are_rejected_but_in_switch_is_a_name():
-    assert impl_name_problem("inSwitch") is None
-    assert impl_name_problem("oneInSwitch") is not None
-    assert impl_name_problem("inSwitch4") is not None
+    assert name_problem("inSwitch") is None
+    assert name_problem("oneInSwitch") is not None
+    assert name_problem("inSwitch4") is not None
     from trainsim.collectives import parse_algorithm
 
     for bad in ("oneInSwitch", "inSwitch4"):
@@ -111,8 +113,9 @@ def test_flat_and_windowed_names_are_rejected_but_in_switch_is_a_name():
 
 
 def test_all_to_all_is_a_config_error_suggesting_direct():
-    assert "direct" in (in_switch_problem("all-to-all-implementation", "inSwitch") or "")
-    with pytest.raises(ValueError, match="inSwitch.*direct"):
+    assert "direct" in (name_problem("inSwitch", all_to_all=True) or "")
+    assert name_problem("inSwitch") is None
+    with pytest.raises(ValueError, match="runs all-to-all.*direct"):
         SystemModel(all_to_all=["inSwitch"])
     SystemModel(all_reduce=["inSwitch"])  # fine elsewhere
     p = Platform(SW4, SystemSpec(implementations=impl("inSwitch", a2a=("inSwitch",))))
@@ -129,7 +132,7 @@ def test_system_json_all_to_all_list_rejects_in_switch(tmp_path):
     f.write_text(json.dumps({"all-reduce-implementation": ["inSwitch"]}))
     assert load_system(f).implementations.all_reduce == ("inSwitch",)
     f.write_text(json.dumps({"all-to-all-implementation": ["inSwitch"]}))
-    with pytest.raises(ConfigError, match="use direct"):
+    with pytest.raises(ConfigError, match="all-to-all-implementation.*'inSwitch'.*direct"):
         load_system(f)
 
 
@@ -160,3 +163,23 @@ def test_congestion_aware_backend_is_a_config_error():
         for r in range(4):
             rt.issue(CollectiveRequest(r, 1, AR, 2**20, None, "", None), lambda _a: None)
         q.run()
+
+
+@pytest.mark.parametrize("symmetry", [True, False])
+def test_member_that_never_joins_is_a_deadlock_naming_the_switch_result(symmetry):
+    """Rank 3 never issues the all-reduce: the others' uploads wait at the switch for ever,
+    and the report names each of them and the switch's result it waits for."""
+    graphs = []
+    for rank in range(4):
+        b = GraphBuilder(source=f"t.{rank}.et", rank=rank)
+        b.add(0, NodeType.COMP_NODE, "c", duration_s=1e-6)
+        if rank != 3:
+            b.add(1, NodeType.COMM_COLL_NODE, "ar", comm_type=AR, comm_size=2**20, data_deps=[0])
+        graphs.append(b.build())
+    with pytest.raises(DeadlockError) as err:
+        simulate(platform(), graphs, symmetry=symmetry)
+    blocked = sorted(err.value.blocked)
+    assert [(rank, node) for rank, node, _what in blocked] == [(0, 1), (1, 1), (2, 1)]
+    for _rank, _node, what in blocked:
+        assert "the switch's result" in what and "3 of 4 members' data arrived" in what
+    assert "rank 0 node 1: the switch's result" in str(err.value)

@@ -1,23 +1,25 @@
 """Collective algorithms as per-rank phase state machines, and the hierarchical decomposition of
-a chunk into phases (DESIGN.md, collectives layer). Timing belongs to the host (system layer)."""
+a chunk into phases (DESIGN.md, collectives layer). Timing belongs to the host (system layer).
+The algorithms are listed in one table, ``algorithms.ALGORITHMS``."""
 
-from trainsim.collectives.base import Phase, PhaseHost
-from trainsim.collectives.halving_doubling import HalvingDoublingPhase
-from trainsim.collectives.in_switch import InSwitchPhase
-from trainsim.collectives.logical import FAST_ENDPOINT_NS, LogicalDim, LogicalLayout
-from trainsim.collectives.plan import (
+from trainsim.collectives.algorithms import (
+    ALGORITHMS,
     ASYMMETRIC_KINDS,
     DIRECT,
     DOUBLE_BINARY_TREE,
     HALVING_DOUBLING,
     IN_SWITCH,
     RING,
+    Algorithm,
     AlgoSpec,
-    PhaseSpec,
-    chunk_phases,
+    algorithm,
     parse_algorithm,
-    phase_output_size,
 )
+from trainsim.collectives.base import Phase, PhaseHost
+from trainsim.collectives.halving_doubling import HalvingDoublingPhase
+from trainsim.collectives.in_switch import InSwitchPhase
+from trainsim.collectives.logical import FAST_ENDPOINT_NS, LogicalDim, LogicalLayout
+from trainsim.collectives.plan import PhaseSpec, chunk_phases, phase_output_size
 from trainsim.collectives.ring import RingPhase
 from trainsim.collectives.rooted import (
     PLANNED_TYPES,
@@ -29,6 +31,7 @@ from trainsim.collectives.rooted import (
 from trainsim.collectives.tree import DoubleBinaryTreePhase
 
 __all__ = [
+    "ALGORITHMS",
     "ASYMMETRIC_KINDS",
     "DIRECT",
     "DOUBLE_BINARY_TREE",
@@ -37,6 +40,7 @@ __all__ = [
     "IN_SWITCH",
     "RING",
     "AlgoSpec",
+    "Algorithm",
     "DoubleBinaryTreePhase",
     "HalvingDoublingPhase",
     "InSwitchPhase",
@@ -49,6 +53,7 @@ __all__ = [
     "ROOTED_TYPES",
     "RingPhase",
     "RootedPhaseSpec",
+    "algorithm",
     "chunk_phases",
     "make_phase",
     "parse_algorithm",
@@ -66,30 +71,8 @@ def make_phase(
     *,
     max_tree: bool = True,
 ) -> Phase:
-    """Instantiate one rank's phase for ``spec``."""
+    """Instantiate one rank's phase for ``spec`` (a rooted spec: ``rooted.py``; any other: its
+    algorithm's factory in the table; an unknown kind is a ConfigError)."""
     if isinstance(spec, RootedPhaseSpec):
         return make_rooted_phase(host, spec, rank, members, index)
-    kind = spec.algo.kind
-    if kind == RING:
-        return RingPhase(
-            host, rank, members, index, spec.comm_type, spec.in_size, clockwise=spec.clockwise
-        )
-    if kind == DIRECT:
-        window = spec.algo.window or len(members) - 1
-        return RingPhase(
-            host,
-            rank,
-            members,
-            index,
-            spec.comm_type,
-            spec.in_size,
-            window=window,
-            clockwise=spec.clockwise,
-        )
-    if kind == HALVING_DOUBLING:
-        return HalvingDoublingPhase(host, rank, members, index, spec.comm_type, spec.in_size)
-    if kind == IN_SWITCH:
-        return InSwitchPhase(host, rank, members, index, spec.comm_type, spec.in_size)
-    return DoubleBinaryTreePhase(
-        host, rank, members, index, spec.comm_type, spec.in_size, max_tree=max_tree
-    )
+    return algorithm(spec.algo.kind).build(host, spec, rank, members, index, max_tree)

@@ -65,7 +65,6 @@ class Phase:
         "on_general_cb",
         "on_recv_cb",
     )
-    symmetric = True  # every member runs the same schedule (ring, direct, halving-doubling)
 
     def __init__(
         self,

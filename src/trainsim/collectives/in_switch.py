@@ -43,7 +43,6 @@ def in_switch_sizes(comm_type: int, data_size: int, n: int) -> tuple[int, int]:
 
 class InSwitchPhase(Phase):
     __slots__ = ("up", "down", "state")
-    symmetric = False  # the switch joins all members' uploads
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)

@@ -9,15 +9,16 @@ D5, "Communicator groups").
   "Fast" endpoint path instead of ``endpoint-delay``, and an implementation list with more
   than one entry is forced to ring.
 
-``inSwitch`` needs a Switch network dimension: on any other dimension, a flat dimension or a
-communicator group's ring it is a ConfigError.
+An algorithm that runs in the switch (``inSwitch``; ``Algorithm.switch`` in ``algorithms.py``)
+needs a Switch network dimension: on any other dimension, a flat dimension or a communicator
+group's ring it is a ConfigError.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from trainsim.collectives.plan import IN_SWITCH, RING, AlgoSpec, parse_algorithm
+from trainsim.collectives.algorithms import RING, AlgoSpec, algorithm, parse_algorithm
 from trainsim.errors import ConfigError
 from trainsim.topology import MultiDimTopology
 from trainsim.topology.multidim import SWITCH
@@ -53,9 +54,9 @@ class LogicalLayout:
         algos: list[AlgoSpec] = []
         if group is not None:
             spec = parse_algorithm(impl[0]) if len(impl) == 1 else AlgoSpec(RING)
-            if spec.kind == IN_SWITCH:
+            if algorithm(spec.kind).switch:
                 raise ConfigError(
-                    f"inSwitch on a communicator group of {len(group)} members: in-switch "
+                    f"{spec.name} on a communicator group of {len(group)} members: in-switch "
                     "reduction needs a Switch network dimension, a group runs one flat ring",
                     hint="list two or more algorithms (a group then runs ring) or use ring/direct",
                 )
@@ -72,9 +73,10 @@ class LogicalLayout:
                     algos.append(spec)
                     break
                 size = topology.sizes[i] if i < len(topology.sizes) else 1
-                if spec.kind == IN_SWITCH and i < len(topology.sizes) and topology.kinds[i] != SWITCH:
+                on_switch = i >= len(topology.sizes) or topology.kinds[i] == SWITCH
+                if algorithm(spec.kind).switch and not on_switch:
                     raise ConfigError(
-                        f"inSwitch on network dimension {i}, a {topology.kinds[i]}: in-switch "
+                        f"{spec.name} on network dimension {i}, a {topology.kinds[i]}: in-switch "
                         "reduction needs a Switch dimension",
                         hint=f"use ring, direct or halvingDoubling on dimension {i}",
                     )

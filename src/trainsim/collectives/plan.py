@@ -22,74 +22,15 @@ Each phase's input is the previous phase's output. Sizes in bytes.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
+from trainsim.collectives.algorithms import AlgoSpec, algorithm
 from trainsim.collectives.base import ALL_GATHER, ALL_REDUCE, REDUCE_SCATTER
-from trainsim.collectives.halving_doubling import hd_output_size
-from trainsim.collectives.ring import ring_sizes
-from trainsim.errors import ConfigError
-
-RING, DIRECT, HALVING_DOUBLING, DOUBLE_BINARY_TREE, IN_SWITCH = (
-    "ring",
-    "direct",
-    "halvingDoubling",
-    "doubleBinaryTree",
-    "inSwitch",
-)
-ASYMMETRIC_KINDS = frozenset((DOUBLE_BINARY_TREE, IN_SWITCH))
-"""Algorithms whose members do not all run the same schedule on their own (roles, or a join
-across members at the switch): never run by a symmetric representative."""
-
-_ALGO_RE = re.compile(
-    r"^(one)?(ring|Ring|direct|Direct|halvingDoubling|HalvingDoubling|doubleBinaryTree|inSwitch)(\d{0,5})$"
-)
-
-
-@dataclass(frozen=True, slots=True)
-class AlgoSpec:
-    """A parsed implementation name: kind, direct window (0 = all peers), flat (``one*``)."""
-
-    kind: str
-    window: int = 0
-    flat: bool = False
-
-    @property
-    def name(self) -> str:
-        """The implementation name as written in a system file (``direct4``, ``oneRing``)."""
-        base = self.kind + (str(self.window) if self.window else "")
-        return "one" + base[0].upper() + base[1:] if self.flat else base
-
-
-def parse_algorithm(name: str) -> AlgoSpec:
-    """Parse an ASTRA-sim implementation name (``ring``, ``direct``, ``direct4``,
-    ``halvingDoubling``, ``doubleBinaryTree``, ``inSwitch``, ``oneRing``, ``oneDirect``,
-    ``oneHalvingDoubling``)."""
-    m = _ALGO_RE.match(name)
-    if not m:
-        raise ConfigError(
-            f"unknown collective implementation {name!r}",
-            hint="expected ring, direct, directN, halvingDoubling, doubleBinaryTree, inSwitch, "
-            "oneRing, oneDirect or oneHalvingDoubling",
-        )
-    flat = m.group(1) is not None
-    base = m.group(2)
-    base = base[0].lower() + base[1:]
-    digits = m.group(3)
-    if digits and base != DIRECT:
-        raise ConfigError(f"only direct takes a window, got {name!r}")
-    if flat and base in ASYMMETRIC_KINDS:
-        raise ConfigError(f"unknown collective implementation {name!r}")
-    return AlgoSpec(base, int(digits) if digits else 0, flat)
 
 
 def phase_output_size(kind: str, comm_type: int, data_size: int, n: int) -> int:
     """Output bytes of one phase (D1-D4): the next phase's input."""
-    if kind == DOUBLE_BINARY_TREE:
-        return data_size
-    if kind == HALVING_DOUBLING:
-        return hd_output_size(comm_type, data_size, n)
-    return ring_sizes(comm_type, data_size, n)[1]
+    return algorithm(kind).output_size(comm_type, data_size, n)
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,8 @@ its member sharing the root's coordinate on that dimension.
 **Algorithms per dimension.** The rooted types read the implementation list of their nearest
 relative (reduce, broadcast and barrier: ``all-reduce-implementation``; gather and scatter:
 ``all-gather-implementation``) and map each entry to a tree over the ring's n members, in ring
-order from the ring root (relative position r = 0 .. n-1):
+order from the ring root (relative position r = 0 .. n-1), the entry's ``Algorithm.rooted``
+(``algorithms.py``):
 
 - ``ring`` -> *chain*: r's parent is r-1 (a pipeline along the ring; successive chunks overlap,
   the ring broadcast / reduce of NCCL);
@@ -63,19 +64,11 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from trainsim.collectives.algorithms import CHAIN, STAR, AlgoSpec, algorithm
 from trainsim.collectives.base import Phase, PhaseHost
 from trainsim.collectives.logical import FLAT, GROUP, NET, LogicalLayout
-from trainsim.collectives.plan import (
-    DIRECT,
-    DOUBLE_BINARY_TREE,
-    HALVING_DOUBLING,
-    IN_SWITCH,
-    RING,
-    AlgoSpec,
-    PhaseSpec,
-)
+from trainsim.collectives.plan import PhaseSpec
 from trainsim.enums import CommType
-from trainsim.errors import ConfigError
 
 REDUCE = int(CommType.REDUCE)
 GATHER = int(CommType.GATHER)
@@ -86,22 +79,13 @@ ROOTED_TYPES = (REDUCE, GATHER, SCATTER, BROADCAST)
 PLANNED_TYPES = (*ROOTED_TYPES, BARRIER)
 """Collective types planned by this module."""
 
-CHAIN, STAR, BINOMIAL, DISSEMINATION = "chain", "star", "binomial", "dissemination"
-_TREE_OF = {
-    RING: CHAIN,
-    DIRECT: STAR,
-    HALVING_DOUBLING: BINOMIAL,
-    DOUBLE_BINARY_TREE: BINOMIAL,
-    IN_SWITCH: STAR,  # rooted types run endpoint trees, not in the switch
-}
+DISSEMINATION = "dissemination"
 
 
 def rooted_algorithm(algo: AlgoSpec) -> AlgoSpec:
-    """The tree a rooted collective runs on a dimension whose list entry is ``algo``."""
-    kind = _TREE_OF.get(algo.kind)
-    if kind is None:
-        raise ConfigError(f"no rooted collective algorithm for implementation {algo.kind!r}")
-    return AlgoSpec(kind, algo.window, algo.flat)
+    """The tree (``Algorithm.rooted``) a rooted collective runs on a dimension whose list entry
+    is ``algo``."""
+    return AlgoSpec(algorithm(algo.kind).rooted, algo.window, algo.flat)
 
 
 # -- trees over relative positions 0..n-1 ---------------------------------------------------
@@ -254,7 +238,6 @@ class RootedPhase(Phase):
     the k-th bundle completes; the phase ends with bundle ``last``."""
 
     __slots__ = ("kind", "r", "n", "parent", "children", "bundles", "expected", "plan", "last")
-    symmetric = False
 
     def __init__(
         self, host: PhaseHost, spec: RootedPhaseSpec, rank: int, members: list[int], index: int

@@ -74,7 +74,6 @@ def tree_role(n: int, max_tree: bool, position: int) -> tuple[int, int, list[int
 
 class DoubleBinaryTreePhase(Phase):
     __slots__ = ("role", "parent", "children", "state", "reductions", "waiting")
-    symmetric = False
 
     def __init__(self, *args: Any, max_tree: bool = True) -> None:
         super().__init__(*args)

@@ -12,16 +12,17 @@ the endpoint delay as whole ns: the compat mode truncates), ``G`` in ns per byte
 ``local-mem-bw`` in decimal GB/s (x 1e9 -> B/s, as ASTRA-sim does), ``peak-perf`` in TFLOP/s
 (x 1e12 -> FLOP/s). A key left out takes the :class:`SystemSpec` default, except the four
 ``<type>-implementation`` lists: absent means "not configured" (an empty tuple), so a collective
-of that type fails at run time as it does in ASTRA-sim.
+of that type fails at run time as it does in ASTRA-sim. Their entries are checked against the
+algorithm table (``collectives/algorithms.py``), which accepts ASTRA-sim's names and trainsim's.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from trainsim.collectives.algorithms import name_problem
 from trainsim.config.checks import (
     check_keys,
     fail,
@@ -39,18 +40,6 @@ from trainsim.units import GBPS, TFLOPS
 COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all")
 """The collective types with an ``<type>-implementation`` list, in ASTRA-sim's spelling."""
 
-IMPL_NAMES = (
-    "ring",
-    "oneRing",
-    "direct",
-    "oneDirect",
-    "halvingDoubling",
-    "oneHalvingDoubling",
-    "doubleBinaryTree",
-    "inSwitch",
-)
-_WINDOWED = re.compile(r"(direct|oneDirect)([0-9]{1,5})")
-
 INTRA_SCHEDULING = {"FIFO": "FIFO", "SCF": "SCF", "smallestFirst": "SCF"}
 INTER_SCHEDULING = {
     "baseline": "baseline",
@@ -61,31 +50,11 @@ INTER_SCHEDULING = {
 }
 
 
-def impl_name_problem(name: object) -> str | None:
-    """None when ``name`` is an algorithm ASTRA-sim's ``generate_collective_impl_from_input``
-    accepts or trainsim's ``inSwitch`` (in-switch reduction, Switch dimensions only), else what
-    was expected. ``directN``/``oneDirectN`` take a window of 1-5 digits
-    (ASTRA-sim reads at most five), N >= 1."""
-    if isinstance(name, str):
-        if name in IMPL_NAMES:
-            return None
-        m = _WINDOWED.fullmatch(name)
-        if m and int(m.group(2)) >= 1:
-            return None
-    return f"one of {', '.join(IMPL_NAMES)}, or directN / oneDirectN with a window N >= 1"
-
-
-def in_switch_problem(collective: str, name: object) -> str | None:
-    """``inSwitch`` in an all-to-all list: a switch reduces or multicasts, it cannot permute."""
-    if name == "inSwitch" and collective.replace("_", "-").startswith("all-to-all"):
-        return "an all-to-all algorithm: inSwitch does not run all-to-all, use direct"
-    return None
-
-
 def _impl_list(value: Any, file: str, field: str) -> tuple[str, ...]:
     items = want_list(value, file, field)
+    all_to_all = field.startswith("all-to-all")
     for i, name in enumerate(items):
-        problem = impl_name_problem(name) or in_switch_problem(field, name)
+        problem = name_problem(name, all_to_all=all_to_all)
         if problem:
             raise fail(file, f"{field}[{i}]", name, problem)
     return tuple(items)

@@ -21,7 +21,7 @@ from pydantic import (
     model_validator,
 )
 
-from trainsim.config.astra_system import impl_name_problem, in_switch_problem
+from trainsim.collectives.algorithms import name_problem
 from trainsim.config.types import RemoteMemorySpec, SharedBusSpec, SystemSpec
 from trainsim.units import GBPS, TFLOPS
 
@@ -34,19 +34,30 @@ Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 Count = Annotated[int, Field(ge=1)]
 
 
-def _impl_name(name: str) -> str:
-    problem = impl_name_problem(name)
+def _checked(name: str, *, all_to_all: bool) -> str:
+    problem = name_problem(name, all_to_all=all_to_all)
     if problem:
         raise ValueError(f"expected {problem}")
     return name
 
 
+def _impl_name(name: str) -> str:
+    return _checked(name, all_to_all=False)
+
+
+def _all_to_all_name(name: str) -> str:
+    return _checked(name, all_to_all=True)
+
+
+_IMPL_LIST = (
+    "Algorithm per network dimension, lowest first (ASTRA-sim names, collectives/algorithms.py); "
+    "[] = not configured: a collective of this type is then an error"
+)
 ImplList = Annotated[
-    list[Annotated[str, AfterValidator(_impl_name)]],
-    Field(
-        description="Algorithm per network dimension, lowest first (ASTRA-sim names); [] = not "
-        "configured: a collective of this type is then an error"
-    ),
+    list[Annotated[str, AfterValidator(_impl_name)]], Field(description=_IMPL_LIST)
+]
+AllToAllList = Annotated[
+    list[Annotated[str, AfterValidator(_all_to_all_name)]], Field(description=_IMPL_LIST)
 ]
 CollectiveName = Literal["all_reduce", "all_gather", "reduce_scatter", "all_to_all"]
 
@@ -121,7 +132,7 @@ class SystemModel(_Model):
     all_reduce: ImplList = list(_SYS.implementations.all_reduce)
     all_gather: ImplList = list(_SYS.implementations.all_gather)
     reduce_scatter: ImplList = list(_SYS.implementations.reduce_scatter)
-    all_to_all: ImplList = list(_SYS.implementations.all_to_all)
+    all_to_all: AllToAllList = list(_SYS.implementations.all_to_all)
     custom_collectives: dict[CollectiveName, str] = Field(
         default_factory=dict, description="Collective type -> Chakra ET of a custom algorithm"
     )
@@ -143,15 +154,6 @@ class SystemModel(_Model):
     track_local_mem: bool = _SYS.track_local_mem
     local_mem_trace_filename: str = _SYS.local_mem_trace_filename
     shared_bus: SharedBusModel = SharedBusModel()
-
-    @field_validator("all_to_all")
-    @classmethod
-    def _no_in_switch_all_to_all(cls, value: list[str]) -> list[str]:
-        for name in value:
-            problem = in_switch_problem("all_to_all", name)
-            if problem:
-                raise ValueError(f"{name!r} is not {problem}")
-        return value
 
     @model_validator(mode="after")
     def _roofline_needs_peak(self) -> SystemModel:

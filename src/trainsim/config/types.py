@@ -72,7 +72,8 @@ class NetworkSpec:
 class CollectiveImpl:
     """The per-dimension algorithm names of one collective type, as in ASTRA-sim's
     ``<type>-implementation`` lists (``ring``, ``direct``, ``directN``, ``halvingDoubling``,
-    ``doubleBinaryTree``, ``oneRing``, ``oneDirect``, ``oneDirectN``, ``oneHalvingDoubling``).
+    ``doubleBinaryTree``, ``inSwitch``, ``oneRing``, ...: the spellings of the algorithm table,
+    ``collectives/algorithms.py``), kept as written.
 
     An empty tuple means "not configured" (the key was absent from an ASTRA-sim system JSON): a
     collective of that type is then an error at run time, as in ASTRA-sim."""

@@ -386,14 +386,15 @@ class Engine:
             self._fill(q)
 
     def waiting(self) -> list[tuple[int, str]]:
-        """(rank, what) for every posted receive not yet matched (deadlock reports)."""
+        """(rank, what) for every posted receive not yet matched and every member waiting for
+        a switch's result (deadlock reports)."""
         out = []
         for (tag, src, dst, nbytes), phases in self._posted.items():
             for _ in phases:
                 out.append((dst, f"a {nbytes} B message of chunk {tag} from rank {src}"))
         for (tag, dim, _first), (arrived, phases) in self._joins.items():
             n = len(phases[0][0].members)
-            for phase, _down in phases:
+            for phase, *_sizes in phases:  # (phase, down bytes, up bytes)
                 out.append(
                     (
                         phase.rank,

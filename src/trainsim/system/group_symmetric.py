@@ -32,8 +32,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from trainsim.collectives import ASYMMETRIC_KINDS, ROOTED_TYPES, LogicalLayout
-from trainsim.collectives.plan import HALVING_DOUBLING
+from trainsim.collectives import ASYMMETRIC_KINDS, HALVING_DOUBLING, ROOTED_TYPES, LogicalLayout
 from trainsim.network.protocol import PAIRWISE
 from trainsim.topology.multidim import MESH, SWITCH
 
