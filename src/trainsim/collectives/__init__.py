@@ -4,7 +4,7 @@ a chunk into phases (DESIGN.md, collectives layer). Timing belongs to the host (
 from trainsim.collectives.base import Phase, PhaseHost
 from trainsim.collectives.halving_doubling import HalvingDoublingPhase
 from trainsim.collectives.in_switch import InSwitchPhase
-from trainsim.collectives.logical import FAST_ENDPOINT_NS, LogicalDim, LogicalLayout
+from trainsim.collectives.logical import LogicalDim, LogicalLayout
 from trainsim.collectives.plan import (
     ASYMMETRIC_KINDS,
     DIRECT,
@@ -32,7 +32,6 @@ __all__ = [
     "ASYMMETRIC_KINDS",
     "DIRECT",
     "DOUBLE_BINARY_TREE",
-    "FAST_ENDPOINT_NS",
     "HALVING_DOUBLING",
     "IN_SWITCH",
     "RING",
