@@ -247,7 +247,11 @@ def test_json_schema_describes_the_file():
     schema = platform_json_schema()
     assert schema["$schema"].endswith("2020-12/schema")
     assert schema["required"] == ["network"]
-    assert set(schema["properties"]) == {"compat", "network", "system", "memory", "comm_groups", "backends"}
+    assert set(schema["properties"]) == {"compat", "network", "system", "memory", "comm_groups", "endpoint", "backends"}
+    endpoint = schema["properties"]["endpoint"]["anyOf"][0]["oneOf"]
+    assert {"$ref": "#/$defs/AstraEndpointConfig"} in endpoint
+    astra = schema["$defs"]["AstraEndpointConfig"]
+    assert astra["additionalProperties"] is False and astra["properties"]["model"]["const"] == "astra"
     assert schema["additionalProperties"] is False
     dim = schema["$defs"]["DimModel"]
     assert dim["additionalProperties"] is False

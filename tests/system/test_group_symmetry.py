@@ -120,6 +120,7 @@ def test_group_path_runs_and_counts():
     """The runtime really uses the path (and the runs equal rank by rank, above)."""
     from trainsim.engine import EventQueue
     from trainsim.network.analytical import AnalyticalNetwork
+    from trainsim.system.build import build_compute, build_memory
     from trainsim.system.collective_runtime import CollectiveRuntime
     from trainsim.system.executor import Executor
 
@@ -134,7 +135,7 @@ def test_group_path_runs_and_counts():
     q = EventQueue()
     net = AnalyticalNetwork(plat.network, q)
     rt = CollectiveRuntime(plat, net, q, group_symmetry=True)
-    Executor(plat, graphs, net, q, collectives=rt).run()
+    Executor(plat, graphs, net, q, memory=build_memory(plat, q, False), compute=build_compute(plat, False), collectives=rt).run()
     assert rt._groups is not None and rt._groups.runs == 4
     _both(plat, graphs)
 

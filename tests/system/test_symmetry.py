@@ -313,7 +313,7 @@ def test_link_symmetry_waits_for_idle_links(backend):
     assert runtime._symmetric_backend
     layout = LogicalLayout(runtime.topology, ("ring",))
     chunks = [chunk_phases(0, MiB, [0], layout.algos, layout.sizes, local_bw_aware=True)]
-    runner = SymmetricRunner(net, runtime.topology, runtime._engine_kwargs, injection=lambda: None, memo=True)
+    runner = SymmetricRunner(net, runtime.topology, runtime.engine_options, injection=lambda: None)
     assert runner.memo == (backend == "congestion_aware")  # flow times are not whole ns: no memos
     assert runner.run(layout, chunks, 0, 0.0) is not None
     net.send(0, 2, MiB, lambda _a: None)

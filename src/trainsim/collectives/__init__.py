@@ -18,7 +18,7 @@ from trainsim.collectives.algorithms import (
 from trainsim.collectives.base import Phase, PhaseHost
 from trainsim.collectives.halving_doubling import HalvingDoublingPhase
 from trainsim.collectives.in_switch import InSwitchPhase
-from trainsim.collectives.logical import FAST_ENDPOINT_NS, LogicalDim, LogicalLayout
+from trainsim.collectives.logical import LogicalDim, LogicalLayout
 from trainsim.collectives.plan import PhaseSpec, chunk_phases, phase_output_size
 from trainsim.collectives.ring import RingPhase
 from trainsim.collectives.rooted import (
@@ -35,7 +35,6 @@ __all__ = [
     "ASYMMETRIC_KINDS",
     "DIRECT",
     "DOUBLE_BINARY_TREE",
-    "FAST_ENDPOINT_NS",
     "HALVING_DOUBLING",
     "IN_SWITCH",
     "RING",

@@ -5,8 +5,8 @@ D5, "Communicator groups").
   order; clockwise = coordinate + 1).
 - A flat dimension (``one*`` algorithms): every rank, in id order.
 - A communicator group smaller than the machine: one flat "Local" ring over the members in the
-  order the group lists them; its ring, direct and halving-doubling phases use the fixed 10 ns
-  "Fast" endpoint path instead of ``endpoint-delay``, and an implementation list with more
+  order the group lists them; its ring, direct and halving-doubling phases use the endpoint's
+  "Fast" path (ASTRA-sim's fixed 10 ns) instead of ``endpoint-delay``, and an implementation list with more
   than one entry is forced to ring.
 
 An algorithm that runs in the switch (``inSwitch``; ``Algorithm.switch`` in ``algorithms.py``)
@@ -22,8 +22,6 @@ from trainsim.collectives.algorithms import RING, AlgoSpec, algorithm, parse_alg
 from trainsim.errors import ConfigError
 from trainsim.topology import MultiDimTopology
 from trainsim.topology.multidim import SWITCH
-
-FAST_ENDPOINT_NS = 10.0  # MemBus "Fast" transmission (astra-sim-semantics.md, groups)
 
 NET, FLAT, GROUP = 0, 1, 2
 

@@ -1,5 +1,5 @@
-"""Device compute models: device specs, the roofline and the per-operator timer (DESIGN.md,
-compute layer)."""
+"""Device compute models: device specs, the roofline, the per-operator timer, and the seam the
+executor is handed (``model.ComputeModel``: replay or roofline) (DESIGN.md, compute layer)."""
 
 from trainsim.compute.devices import (
     DeviceSpec,
@@ -9,9 +9,14 @@ from trainsim.compute.devices import (
     get_device,
     load_kernel_times,
 )
+from trainsim.compute.model import ComputeModel, ComputeNodes, ReplayCompute, RooflineCompute
 from trainsim.compute.roofline import roofline_time_ns
 
 __all__ = [
+    "ComputeModel",
+    "ComputeNodes",
+    "ReplayCompute",
+    "RooflineCompute",
     "DeviceSpec",
     "Efficiency",
     "OperatorTimer",

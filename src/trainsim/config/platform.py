@@ -11,13 +11,15 @@ units are in :mod:`trainsim.config.platform_models`. For example::
     memory: {mode: none}
     comm_groups: {"1": [0, 1, 2, 3]}
     compat: default
+    endpoint: {model: astra}     # optional; the model's own keys follow ``model``
 
 ``bandwidth_gbps`` is decimal GB/s (1e9 B/s, DESIGN.md "Units"); with ``compat: astra`` the
 network's ``bandwidth_gbps`` is ASTRA-sim's GB/s (2**30 B/s), so an ASTRA-sim network YAML's
 numbers can be copied unchanged, and runs reproduce ASTRA-sim's arithmetic. Validation errors
 become :class:`PlatformValidationError` (a ConfigError): its message is the first problem with
 the file, the dotted field, the value, what was expected and the YAML line; ``problems`` holds
-one ConfigError per problem.
+one ConfigError per problem. The ``endpoint`` section is checked by the pydantic model of the
+endpoint model it names (``trainsim.endpoint.registry``), with the same messages.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from trainsim.config.platform_models import MEMORY_MODES, FabricModel, PlatformM
 from trainsim.config.types import (
     CollectiveImpl,
     DimSpec,
+    EndpointSpec,
     FabricSpec,
     NetworkSpec,
     Platform,
@@ -43,6 +46,7 @@ from trainsim.config.types import (
     SharedBusSpec,
     SystemSpec,
 )
+from trainsim.endpoint.registry import endpoint_entry, endpoint_names
 from trainsim.errors import ConfigError
 from trainsim.units import ASTRA_GBPS, GBPS, TFLOPS
 
@@ -70,8 +74,8 @@ def _dotted(loc: tuple[str | int, ...]) -> str:
     return out
 
 
-def _model_at(loc: tuple[str | int, ...]) -> type[BaseModel] | None:
-    model: type[BaseModel] = PlatformModel
+def _model_at(loc: tuple[str | int, ...], root: type[BaseModel]) -> type[BaseModel] | None:
+    model = root
     for part in loc:
         if isinstance(part, int):
             continue
@@ -87,13 +91,18 @@ def _model_at(loc: tuple[str | int, ...]) -> type[BaseModel] | None:
     return model
 
 
-def _problem(err: Any, text: str | None) -> tuple[str | None, str]:
-    loc = tuple(p for p in err["loc"] if p != "[key]")
+def _problem(
+    err: Any, text: str | None, root: type[BaseModel] = PlatformModel, at: tuple[str, ...] = ()
+) -> tuple[str | None, str]:
+    """(dotted field, detail) of one pydantic error of ``root``, the model of the section at
+    ``at`` in the file."""
+    inner = tuple(p for p in err["loc"] if p != "[key]")
+    loc = at + inner
     msg: str = err["msg"].removeprefix("Value error, ")
     if err["type"] == "missing":
         detail = "missing; expected this key"
     elif err["type"] == "extra_forbidden":
-        parent = _model_at(loc[:-1])
+        parent = _model_at(inner[:-1], root)
         known = ", ".join(parent.model_fields) if parent else "the documented keys"
         detail = f"unknown key {loc[-1]!r}; expected one of {known}"
     elif isinstance(err.get("input"), dict):
@@ -108,11 +117,39 @@ def _problem(err: Any, text: str | None) -> tuple[str | None, str]:
 
 def parse_platform(data: dict[str, Any], file: str, *, text: str | None = None) -> Platform:
     """Validate an already-parsed native platform mapping; ``text`` (the YAML) adds lines."""
+    problems: list[tuple[str | None, str]] = []
+    model = None
     try:
         model = PlatformModel.model_validate(data)
     except ValidationError as exc:
-        raise PlatformValidationError(file, [_problem(e, text) for e in exc.errors()]) from None
-    return _to_platform(model, file)
+        problems = [_problem(e, text) for e in exc.errors()]
+    section = data.get("endpoint") if isinstance(data, dict) else None
+    endpoint = _endpoint(section, text, problems) if isinstance(section, dict) else None
+    if model is None or problems:
+        raise PlatformValidationError(file, problems)
+    return _to_platform(model, file, endpoint)
+
+
+def _endpoint(
+    section: dict[str, Any], text: str | None, problems: list[tuple[str | None, str]]
+) -> EndpointSpec | None:
+    """The spec of the ``endpoint`` section, validated by its model's config model; problems
+    are appended to ``problems``."""
+    name = section.get("model")
+    names = endpoint_names()
+    if not isinstance(name, str) or name not in names:
+        got = "missing" if name is None else f"got {show(name)}"
+        line = yaml_line(text, ("endpoint", "model")) if text is not None else None
+        where = f" (line {line})" if line is not None else ""
+        problems.append(("endpoint.model", f"{got}; expected an endpoint model, one of {', '.join(names)}{where}"))
+        return None
+    config = endpoint_entry(name).config_model()
+    try:
+        spec: EndpointSpec = config.model_validate(section).to_spec()
+    except ValidationError as exc:
+        problems.extend(_problem(e, text, config, ("endpoint",)) for e in exc.errors())
+        return None
+    return spec
 
 
 def load_platform(path: str | Path) -> Platform:
@@ -120,7 +157,7 @@ def load_platform(path: str | Path) -> Platform:
     return parse_platform(load_yaml_mapping(path), str(path), text=read_text(path))
 
 
-def _to_platform(m: PlatformModel, file: str) -> Platform:
+def _to_platform(m: PlatformModel, file: str, endpoint: EndpointSpec | None) -> Platform:
     link_unit = ASTRA_GBPS if m.compat == "astra" else GBPS
     network = NetworkSpec(
         dims=tuple(
@@ -169,7 +206,15 @@ def _to_platform(m: PlatformModel, file: str) -> Platform:
         source=file,
     )
     groups = parse_comm_groups(dict(m.comm_groups), file, npus=network.npus, prefix="comm_groups.")
-    platform = Platform(network, system, memory, groups, compat=m.compat, backend_options=_backend_options(m.backends, file))
+    platform = Platform(
+        network,
+        system,
+        memory,
+        groups,
+        compat=m.compat,
+        endpoint=endpoint,
+        backend_options=_backend_options(m.backends, file),
+    )
     cross_check(platform, native=True)
     return platform
 
@@ -282,8 +327,14 @@ def platform_to_dict(p: Platform) -> dict[str, Any]:
             "npus_per_node": mem.npus_per_node,
         },
         "comm_groups": {gid: list(members) for gid, members in p.comm_groups.items()},
+        **({"endpoint": _endpoint_dict(p.endpoint)} if p.endpoint is not None else {}),
         **({"backends": _backends_dict(p.backend_options)} if p.backend_options else {}),
     }
+
+
+def _endpoint_dict(spec: EndpointSpec) -> dict[str, Any]:
+    section: dict[str, Any] = endpoint_entry(spec.model).config_model().from_spec(spec).model_dump(mode="json")
+    return section
 
 
 def _backends_dict(options: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -305,8 +356,19 @@ def dump_platform(platform: Platform) -> str:
 
 
 def platform_json_schema() -> dict[str, Any]:
-    """JSON Schema (draft 2020-12) of the native platform file, for editors."""
+    """JSON Schema (draft 2020-12) of the native platform file, for editors. The ``endpoint``
+    section is one of the registered endpoint models' sections, told apart by ``model``."""
     schema = PlatformModel.model_json_schema()
+    defs = schema.setdefault("$defs", {})
+    choices = []
+    for name in endpoint_names():
+        config = endpoint_entry(name).config_model()
+        sub = config.model_json_schema(ref_template="#/$defs/{model}")
+        defs.update(sub.pop("$defs", {}))
+        defs[config.__name__] = sub
+        choices.append({"$ref": f"#/$defs/{config.__name__}"})
+    prop = schema["properties"]["endpoint"]
+    prop["anyOf"] = [{"oneOf": choices}, {"type": "null"}]
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "trainsim platform"
     return schema

@@ -6,6 +6,8 @@ which case network ``bandwidth_gbps`` is ASTRA-sim's 2**30 B/s (memory bandwidth
 in ASTRA-sim too, so they do not change). Every model forbids unknown keys and coerces nothing
 (``strict``): ``"8"`` is not 8 and ``1`` is not ``true``. Defaults are those of
 :class:`~trainsim.config.types.SystemSpec` and :class:`~trainsim.config.types.RemoteMemorySpec`.
+The ``endpoint`` section is validated by the model it names (``trainsim.endpoint.registry``),
+in ``platform.py``: endpoint models are plug-ins, so its shape is not fixed here.
 """
 
 from __future__ import annotations
@@ -189,7 +191,7 @@ class MemoryModel(_Model):
 
 
 class PlatformModel(_Model):
-    """trainsim's native platform file: network, system, memory, communicator groups."""
+    """trainsim's native platform file: network, system, memory, communicator groups, endpoint."""
 
     compat: Literal["default", "astra"] = Field(
         default="default",
@@ -203,6 +205,11 @@ class PlatformModel(_Model):
         default_factory=dict,
         description='Group id (decimal) -> member NPU ids, in ring order, e.g. {"1": [0, 1]}; '
         "ids are distinct and below the network's NPU count",
+    )
+    endpoint: dict[str, Any] | None = Field(
+        default=None,
+        description="The endpoint model and its parameters, {model: astra, ...}; absent: astra "
+        "(ASTRA-sim's endpoint delay and reductions, from the system section)",
     )
     backends: dict[str, dict[str, Any]] = Field(
         default_factory=dict,

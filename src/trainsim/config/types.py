@@ -3,14 +3,15 @@
 Both ASTRA-sim's inputs (network YAML, system JSON, remote-memory JSON, comm-group JSON) and
 trainsim's native platform YAML are parsed into these frozen objects; nothing downstream reads
 a file. Field units: bandwidths in B/s, latencies in ns (``latency_ns``: the event kernel's
-tick, see ``engine/kernel.py``), FLOP/s, bytes.
+tick, see ``engine/kernel.py``), FLOP/s, bytes. The endpoint model's parameters are its own
+frozen spec (``trainsim.endpoint``), held here as an :class:`EndpointSpec`.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 TopologyKind = Literal["Ring", "FullyConnected", "Switch", "Mesh"]
 Compat = Literal["default", "astra"]
@@ -146,9 +147,18 @@ class RemoteMemorySpec:
     source: str = field(default="", compare=False)
 
 
+class EndpointSpec(Protocol):
+    """The frozen parameters (SI units) of one endpoint model of ``trainsim.endpoint``: the
+    platform file's ``endpoint:`` section after validation. ``model`` names its registry entry."""
+
+    @property
+    def model(self) -> str: ...
+
+
 @dataclass(frozen=True)
 class Platform:
-    """Everything a simulation needs besides the workload."""
+    """Everything a simulation needs besides the workload. ``endpoint`` None: ASTRA-sim's
+    endpoint model with its defaults (``endpoint.astra``), as for every ASTRA-sim input."""
 
     network: NetworkSpec
     system: SystemSpec = field(default_factory=SystemSpec)
@@ -157,3 +167,4 @@ class Platform:
     compat: Compat = "default"
     backend_options: dict[str, Any] = field(default_factory=dict)
     """Backend name -> its validated ``backends:`` section (``network/registry.py``)."""
+    endpoint: EndpointSpec | None = None

@@ -1,4 +1,5 @@
-"""Remote memory expansion: ASTRA-sim's four modes (astra-sim-semantics.md, "Memory").
+"""Remote memory expansion: ASTRA-sim's four modes (astra-sim-semantics.md, "Memory"), one
+tier behind the memory seam (``memory.protocol.MemoryModel``; built by ``system.build``).
 
 An access of ``b`` bytes takes ``latency + b / bandwidth``. ``PER_NPU_MEMORY_EXPANSION`` has no
 queue; ``PER_NODE_MEMORY_EXPANSION`` serializes the accesses of the NPUs of one node
@@ -7,25 +8,24 @@ one global FIFO. When an access completes its owner is told first (its next requ
 the queue), then the head of the queue starts: ASTRA-sim's tie-breaking.
 
 In compatibility mode the bandwidth is ASTRA-sim's integer bytes/ns (25.6 GB/s becomes 25)
-and the transfer time is truncated to whole ns. Times are the event kernel's ns.
+and the transfer time is truncated to whole ns. ASTRA-sim's remote memory has no capacity
+limit (the tier's capacity is ``math.inf``). Times are the event kernel's ns, bandwidth B/s.
 """
 
 from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Callable
 from typing import Any
 
 from trainsim.config.types import RemoteMemorySpec
 from trainsim.engine import EventQueue
+from trainsim.memory.protocol import Done, MemoryTier
 
 NONE = "NO_MEMORY_EXPANSION"
 PER_NPU = "PER_NPU_MEMORY_EXPANSION"
 PER_NODE = "PER_NODE_MEMORY_EXPANSION"
 POOL = "MEMORY_POOL"
-
-Done = Callable[[Any], None]
 
 
 class _FifoServer:
@@ -60,7 +60,7 @@ class _FifoServer:
 
 
 class RemoteMemory:
-    """Times MEM_LOAD / MEM_STORE accesses of every rank."""
+    """Times MEM_LOAD / MEM_STORE accesses of every rank (a ``MemoryModel``)."""
 
     def __init__(self, spec: RemoteMemorySpec, queue: EventQueue, *, compat_astra: bool = False) -> None:
         self.spec = spec
@@ -76,6 +76,14 @@ class RemoteMemory:
     @property
     def enabled(self) -> bool:
         return self.spec.mode != NONE
+
+    @property
+    def tiers(self) -> tuple[MemoryTier, ...]:
+        """The remote tier (its bandwidth as accesses see it: ASTRA-sim's whole bytes/ns in
+        compatibility mode), or none when there is no remote memory."""
+        if not self.enabled:
+            return ()
+        return (MemoryTier(self.spec.mode, self.spec.latency_ns, self._bytes_per_ns * 1e9, math.inf),)
 
     def access_time_ns(self, nbytes: int) -> float:
         transfer = nbytes / self._bytes_per_ns if self._bytes_per_ns > 0 else math.inf

@@ -17,6 +17,7 @@ from trainsim.engine import EventQueue
 from trainsim.errors import ConfigError, TrainsimError
 from trainsim.network.protocol import NetworkBackend
 from trainsim.network.registry import DEFAULT_BACKEND, make_backend
+from trainsim.system.build import build_compute, build_memory
 from trainsim.system.executor import Executor
 from trainsim.system.group_symmetric import GroupSymmetryConflict
 from trainsim.system.modes import COMPAT_MODES
@@ -133,7 +134,8 @@ def _run(
     queue = EventQueue()
     network = make_network(platform, queue, backend, compat_astra=compat_astra)
     collectives = _collective_runtime(platform, network, queue, compat_astra, symmetry, group_symmetry, mirrors)
-    executor = Executor(platform, graphs, network, queue, collectives=collectives, compat_astra=compat_astra)
+    memory, compute = build_memory(platform, queue, compat_astra), build_compute(platform, compat_astra)
+    executor = Executor(platform, graphs, network, queue, memory=memory, compute=compute, collectives=collectives)
     return collectives, executor.run(progress)
 
 

@@ -1,10 +1,10 @@
 """The timed host of collective phases: endpoint delay, reductions, message matching, per-rank
 dimension queues (astra-sim-semantics.md A3, B1-B2, C3-C6). Used by ``collective_runtime``.
 
-- ``bundle``: an insertion costs the endpoint delay E (10 ns on a communicator group's "Fast"
-  path) plus, when the insertion reduces b bytes, ``red(b) = 3 x trunc(b / local_mem_bw x 1e9)``
-  ns in compatibility mode (three memory passes, each truncated, B2) and ``3 b / local_mem_bw``
-  otherwise. Both parts are charged back to back.
+- ``bundle``: an insertion costs the endpoint model's delay (``EngineOptions.endpoint``, an
+  ``endpoint.EndpointModel``; ASTRA-sim's: E, or 10 ns on a communicator group's "Fast" path)
+  plus, when the insertion reduces b bytes, the model's time to reduce them (ASTRA-sim's:
+  ``red(b)``, three memory passes at local-mem-bw, B2), charged back to back.
 - Messages are matched on (tag = chunk id, src, dst, bytes) in order per key (A3); a receive
   posted after its message arrived runs at once (delay 0); sending costs the sender nothing.
 - Each rank has one queue per logical dimension; when a phase ends, in the same tick: the
@@ -24,7 +24,6 @@ time, so the arrival is scheduled to itself. Time in ns, sizes in bytes.
 
 from __future__ import annotations
 
-import math
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -32,12 +31,12 @@ from typing import Any
 
 from trainsim.collectives import (
     DOUBLE_BINARY_TREE,
-    FAST_ENDPOINT_NS,
     LogicalLayout,
     Phase,
     PhaseSpec,
     make_phase,
 )
+from trainsim.endpoint import EndpointModel
 from trainsim.engine import EventQueue
 from trainsim.errors import ConfigError
 from trainsim.network.injection import InjectionPorts
@@ -46,6 +45,20 @@ from trainsim.system.dim_queue import DimQueue
 from trainsim.topology import MultiDimTopology
 
 _RS_AG = (2, 7)  # CommType.ALL_GATHER, CommType.REDUCE_SCATTER: SCF applies to these phases
+
+
+@dataclass(frozen=True, slots=True)
+class EngineOptions:
+    """What an engine needs besides its clock, network and topology: the endpoint model that
+    prices bundles, the arithmetic mode (``compat_astra``: ASTRA-sim's whole-ns arithmetic,
+    which lets the symmetric runner memoize phases), the active chunks per dimension queue and
+    whether queues order streams smallest-chunk-first (``scf``, C5). Built by the collective
+    runtime from the platform (``system.build.build_endpoint`` for the endpoint)."""
+
+    endpoint: EndpointModel
+    compat_astra: bool
+    active_chunks: int
+    scf: bool
 
 
 @dataclass(slots=True)
@@ -159,47 +172,38 @@ class Engine:
         queue: EventQueue,
         network: NetworkBackend,
         topology: MultiDimTopology,
+        options: EngineOptions,
         *,
-        endpoint_ns: float,
-        local_mem_bw: float,
-        compat_astra: bool,
-        active_chunks: int,
-        scf: bool,
         injection: InjectionPorts | None = None,
         on_rank_done: Callable[[RankWork], None],
     ) -> None:
         self.queue = queue
         self.network = network
         self.topology = topology
-        self.endpoint_ns = float(int(endpoint_ns)) if compat_astra else float(endpoint_ns)
-        self.fast_ns = FAST_ENDPOINT_NS
-        self.local_mem_bw = float(local_mem_bw)
-        self.compat = compat_astra
-        self.scf = scf
-        self.active_chunks = active_chunks
+        self.options = options
+        endpoint = options.endpoint
+        self._insertion_ns = endpoint.insertion_ns
+        self._reduction_ns = endpoint.reduction_ns
+        self.scf = options.scf
+        self.active_chunks = options.active_chunks
         self.injection = injection
         self.on_rank_done = on_rank_done
         self.ranks: dict[int, RankState] = {}
-        self._red: dict[int, float] = {}
         self._posted: dict[tuple[int, int, int, int], deque[Phase]] = {}
         self._early: dict[tuple[int, int, int, int], int] = {}
         # (tag, dim, first member) -> [uploads arrived at the switch, phases that sent one]
         self._joins: dict[tuple[int, int, int], list[Any]] = {}
 
     # -- PhaseHost -----------------------------------------------------------------------
-    def reduction_ns(self, nbytes: int) -> float:
-        """red(b): three memory passes at local-mem-bw (B2)."""
-        red = self._red.get(nbytes)
-        if red is None:
-            one = nbytes / self.local_mem_bw * 1e9
-            red = self._red[nbytes] = 3.0 * (math.trunc(one) if self.compat else one)
-        return red
-
     def bundle(self, phase: Phase, red_bytes: int) -> None:
-        delay = self.fast_ns if phase.fast else self.endpoint_ns
+        """The insertion's delay, then its reduction of ``red_bytes`` (B1-B2), then the
+        phase's go signal."""
+        queue = self.queue
+        now = queue.now
+        delay = self._insertion_ns(phase.rank, now, phase.fast)
         if red_bytes:
-            delay += self.reduction_ns(red_bytes)
-        self.queue.schedule(delay, phase.on_general_cb, None)
+            delay += self._reduction_ns(phase.rank, now + delay, red_bytes)
+        queue.schedule(delay, phase.on_general_cb, None)
 
     def _account(self, phase: Phase, dst: int, nbytes: int) -> None:
         d = phase.dim

@@ -3,9 +3,9 @@
 Place in the map: system layer. It pairs the requests of the ranks of one communicator group
 in the order each rank issues them, has each collective planned (``planner``: layout, chunks,
 dimension order per chunk, phases; Themis guarded by this runtime's own prediction) and runs
-the phases per rank on the network backend (``collective_engine``), then calls
-``on_done(arg)`` per rank. Every rank's part is recorded
-(``records``: start and end ns, bytes sent per network dimension).
+the phases per rank on the network backend (``collective_engine``, with the platform's
+endpoint model: ``build.build_endpoint``), then calls ``on_done(arg)`` per rank. Every rank's
+part is recorded (``records``: start and end ns, bytes sent per network dimension).
 
 Modes: ``compat_astra=True`` reproduces ASTRA-sim 518bd51's arithmetic (whole-ns endpoint
 delay and reductions, untrimmed chunks, unbounded injection: astra-sim-semantics.md);
@@ -36,16 +36,19 @@ from trainsim.collectives import (
     RootedPhaseSpec,
 )
 from trainsim.config.types import Platform
+from trainsim.endpoint import EndpointModel
 from trainsim.engine import EventQueue
 from trainsim.enums import CommType
 from trainsim.errors import TraceError
 from trainsim.network.injection import InjectionPorts
 from trainsim.network.protocol import NetworkBackend
 from trainsim.system import themis_guard
+from trainsim.system.build import build_endpoint
 from trainsim.system.collective_api import CollectiveRequest
 from trainsim.system.collective_engine import (
     CollectiveRecord,
     Engine,
+    EngineOptions,
     RankWork,
 )
 from trainsim.system.group_symmetric import GroupSymmetry
@@ -87,7 +90,8 @@ def _mirror_done(_arg: Any) -> None:
 
 
 class CollectiveRuntime:
-    """Runs collectives for every rank; implements ``collective_api.CollectiveRuntime``."""
+    """Runs collectives for every rank; implements ``collective_api.CollectiveRuntime``.
+    ``endpoint``: the endpoint model (``build.build_endpoint``'s for the platform when None)."""
 
     def __init__(
         self,
@@ -99,6 +103,7 @@ class CollectiveRuntime:
         symmetry: bool | Literal["strict"] = True,
         group_symmetry: bool = False,
         mirrors: dict[int, tuple[int, ...]] | None = None,
+        endpoint: EndpointModel | None = None,
     ) -> None:
         self.platform = platform
         self.network = network
@@ -117,9 +122,8 @@ class CollectiveRuntime:
         self._all_ranks = tuple(range(self.npus))  # one shared tuple: O(1) "whole machine" tests
         self._symmetric_backend = symmetric_backend(network, topo)
         self._symmetric: SymmetricRunner | None = None
-        self._engine_kwargs: dict[str, Any] = dict(
-            endpoint_ns=sysspec.endpoint_delay_ns,
-            local_mem_bw=sysspec.local_mem_bw,
+        self.engine_options = EngineOptions(
+            endpoint=build_endpoint(platform, compat_astra) if endpoint is None else endpoint,
             compat_astra=compat_astra,
             active_chunks=sysspec.active_chunks_per_dimension,
             scf=sysspec.intra_dimension_scheduling == "SCF",
@@ -128,9 +132,9 @@ class CollectiveRuntime:
             queue,
             network,
             topo,
+            self.engine_options,
             injection=self._new_injection(),
             on_rank_done=self._rank_done,
-            **self._engine_kwargs,
         )
         self.planner = CollectivePlanner(
             sysspec, topo, [d.bandwidth for d in platform.network.dims], compat_astra=compat_astra, predict=self._predict
@@ -456,9 +460,8 @@ class CollectiveRuntime:
             self._symmetric = SymmetricRunner(
                 self.network,
                 self.topology,
-                self._engine_kwargs,
+                self.engine_options,
                 injection=self._new_injection,
-                memo=self.compat_astra,
                 strict=self.symmetry == "strict",
             )
         return self._symmetric
@@ -470,7 +473,7 @@ class CollectiveRuntime:
 
     def _predict(self, layout: LogicalLayout, plan: list[list[PhaseSpec]]) -> float:
         return themis_guard.predict_finish_ns(
-            self.network, self.topology, layout, plan, self._engine_kwargs, self._new_injection()
+            self.network, self.topology, layout, plan, self.engine_options, self._new_injection()
         )
 
     @property

@@ -1,11 +1,12 @@
 """The graph executor: runs every rank's workload graph on the platform (DESIGN.md, system).
 
 Each node kind has one handler, looked up in a table by node type (no if/elif ladder in the
-hot path). Handlers start the work on the right model (compute: replay or roofline; memory:
-remote memory; send/receive: the network backend and :class:`SendRecvMatcher`; collectives:
-the :class:`CollectiveRuntime`) and arrange for :meth:`Executor._complete` to run when it is
-done. A run that ends with unfinished nodes raises :class:`DeadlockError` naming each blocked
-node and what it waits for.
+hot path). Handlers start the work on the right model, each handed in behind its seam and
+built by ``system.build`` (compute: a ``compute.ComputeModel``, replay or roofline; memory: a
+``memory.MemoryModel``, remote memory; send/receive: the network backend and
+:class:`SendRecvMatcher`; collectives: the :class:`CollectiveRuntime`) and arrange for
+:meth:`Executor._complete` to run when it is done. A run that ends with unfinished nodes
+raises :class:`DeadlockError` naming each blocked node and what it waits for.
 
 Time is the event kernel's ns; results are converted to seconds.
 """
@@ -14,12 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from trainsim.compute import roofline_time_ns
+from trainsim.compute import ComputeModel
 from trainsim.config.types import Platform
 from trainsim.engine import EventQueue
 from trainsim.enums import CommType, NodeType
 from trainsim.errors import DeadlockError, TraceError
-from trainsim.memory import RemoteMemory
+from trainsim.memory import MemoryModel
 from trainsim.network.protocol import NetworkBackend
 from trainsim.system.collective_api import CollectiveRequest, CollectiveRuntime
 from trainsim.system.p2p import SendRecvMatcher
@@ -46,16 +47,19 @@ class Executor:
         network: NetworkBackend,
         queue: EventQueue,
         *,
+        memory: MemoryModel,
+        compute: ComputeModel,
         collectives: CollectiveRuntime | None = None,
-        compat_astra: bool = False,
         use_ctrl_deps: bool = True,
     ) -> None:
         self.platform = platform
         self.queue = queue
         self.network = network
         self.collectives = collectives
-        self.compat_astra = compat_astra
-        self.memory = RemoteMemory(platform.memory, queue, compat_astra=compat_astra)
+        self.memory = memory
+        self.compute = compute
+        self._compute_ns = compute.node_ns
+        self._memory_access = memory.access
         self.matcher = SendRecvMatcher()
         self.ranks = self._build_ranks(graphs, use_ctrl_deps)
         self._handlers: dict[int, Handler] = {
@@ -146,22 +150,8 @@ class Executor:
         self.queue.schedule(0.0, self._complete, (state, pos))
 
     def _run_compute(self, state: RankState, pos: int) -> None:
-        graph = state.graph
-        system = self.platform.system
         is_cpu = state.resource[pos] == CPU
-        if system.roofline_enabled and not is_cpu:
-            duration = roofline_time_ns(
-                float(graph.num_ops[pos]),
-                float(graph.tensor_size[pos]),
-                system.peak_perf,
-                system.local_mem_bw,
-                compat_astra=self.compat_astra,
-            )
-        elif self.compat_astra:
-            # ASTRA-sim: duration_micros x 1000 ns, and a zero duration takes 1 ns
-            duration = float(round(graph.duration_s[pos] * 1e9)) or 1.0
-        else:
-            duration = float(graph.duration_s[pos]) * 1e9
+        duration = self._compute_ns(state.graph, pos, is_cpu)
         if is_cpu:
             state.cpu_ns += duration
         else:
@@ -180,7 +170,7 @@ class Executor:
                 hint="give a remote-memory file with memory-type PER_NPU_MEMORY_EXPANSION, "
                 "PER_NODE_MEMORY_EXPANSION or MEMORY_POOL",
             )
-        self.memory.access(state.rank, int(graph.tensor_size[pos]), self._memory_done, (state, pos))
+        self._memory_access(state.rank, int(graph.tensor_size[pos]), self._memory_done, (state, pos))
 
     def _memory_done(self, token: tuple[RankState, int]) -> None:
         state, pos = token

@@ -40,11 +40,14 @@ from typing import Any
 
 import numpy as np
 
+from trainsim.compute import ComputeModel
 from trainsim.config.types import Platform
 from trainsim.engine import EventQueue
 from trainsim.enums import NodeType
+from trainsim.memory import MemoryModel
 from trainsim.network.protocol import NO_SYMMETRY, NetworkBackend
 from trainsim.network.registry import backend_capabilities
+from trainsim.system.build import build_compute, build_memory
 from trainsim.system.collective_runtime import CollectiveRuntime, _Instance
 from trainsim.system.executor import Executor
 from trainsim.system.result import RunResult, UniformRanks, UniformRecords
@@ -153,11 +156,12 @@ class RepresentativeExecutor(Executor):
         network: NetworkBackend,
         queue: EventQueue,
         *,
+        memory: MemoryModel,
+        compute: ComputeModel,
         collectives: RepresentativeRuntime,
-        compat_astra: bool = False,
     ) -> None:
         rep = graph if graph.rank == 0 else replace(graph, rank=0)
-        super().__init__(platform, [rep], network, queue, collectives=collectives, compat_astra=compat_astra)
+        super().__init__(platform, [rep], network, queue, memory=memory, compute=compute, collectives=collectives)
         self.npus = platform.network.npus
 
     def _result(self) -> RunResult:
@@ -186,7 +190,8 @@ def representative_run(
     queue = EventQueue()
     network = make_network(queue)
     runtime = RepresentativeRuntime(platform, network, queue, compat_astra=compat_astra, symmetry="strict" if strict else True)
-    executor = RepresentativeExecutor(platform, graph, network, queue, collectives=runtime, compat_astra=compat_astra)
+    memory, compute = build_memory(platform, queue, compat_astra), build_compute(platform, compat_astra)
+    executor = RepresentativeExecutor(platform, graph, network, queue, memory=memory, compute=compute, collectives=runtime)
     result = executor.run(progress)
     result.info["symmetric_collectives"] = runtime.symmetric_runs
     result.info["symmetric_ties"] = runtime.symmetric_ties

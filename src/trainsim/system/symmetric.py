@@ -21,7 +21,8 @@ collectives are memoized only on backends whose compatibility-mode times are who
 
 Memoization, in compatibility mode only (every delay a whole number of ns, so a phase's
 duration does not depend on when it starts; the default mode's float sums could differ in the
-last bit, and its injection ports carry state across phases):
+last bit, and its injection ports carry state across phases), and only with a time-invariant
+endpoint model (``EndpointModel.time_invariant``: ASTRA-sim's):
 
 - a phase (logical dim, algorithm, type, input bytes, direction) runs on its own: its messages
   are matched by its chunk's tag and priced on their own; it meets the rest of the collective
@@ -64,7 +65,13 @@ from trainsim.collectives.logical import NET
 from trainsim.engine import EventQueue
 from trainsim.network.injection import InjectionPorts
 from trainsim.network.protocol import ONE_LINK, PAIRWISE, NetworkBackend
-from trainsim.system.collective_engine import CollectiveRecord, RankWork, Stream, SymmetricEngine
+from trainsim.system.collective_engine import (
+    CollectiveRecord,
+    EngineOptions,
+    RankWork,
+    Stream,
+    SymmetricEngine,
+)
 from trainsim.topology import MultiDimTopology
 from trainsim.topology.multidim import FULLY_CONNECTED, RING, SWITCH
 
@@ -265,26 +272,26 @@ class MemoEngine(SymmetricEngine):
 class SymmetricRunner:
     """Runs whole-machine collectives by a representative, with the memos described above.
 
-    One runner per collective runtime: the memos are valid for its network, system knobs and
-    layouts (keyed by layout identity; the runtime keeps its layouts for its lifetime)."""
+    One runner per collective runtime: the memos are valid for its network, engine options and
+    layouts (keyed by layout identity; the runtime keeps its layouts for its lifetime). Memos
+    are kept in compatibility mode with a time-invariant endpoint (module docstring)."""
 
     def __init__(
         self,
         network: NetworkBackend,
         topology: MultiDimTopology,
-        engine_kwargs: dict[str, Any],
+        options: EngineOptions,
         *,
         injection: Callable[[], InjectionPorts | None],
-        memo: bool,
         strict: bool = False,
     ) -> None:
         self.network = network
         caps = network.capabilities
         self.private_links = caps.symmetry == ONE_LINK  # else pairwise: priced by delay_ns
         self.topology = topology
-        self.engine_kwargs = engine_kwargs
+        self.options = options
         self.injection = injection
-        self.memo = memo and caps.whole_ns_compat
+        self.memo = options.compat_astra and options.endpoint.time_invariant and caps.whole_ns_compat
         self.strict = strict
         self.tie_runs = 0  # collectives whose run had an order-dependent same-tick tie
         self._phase_memo: dict[tuple[int, PhaseSpec], tuple[float, tuple[tuple[int, int], ...]]] = {}
@@ -293,7 +300,7 @@ class SymmetricRunner:
         self.refusals: list[str] = []  # why collectives ran rank by rank
 
     def _links_ok(self) -> bool:
-        return self.engine_kwargs["active_chunks"] == 1
+        return self.options.active_chunks == 1
 
     def run(
         self,
@@ -349,12 +356,12 @@ class SymmetricRunner:
             private,
             self.network,
             self.topology,
+            self.options,
             on_rank_done=done.append,
             phase_memo=self._phase_memo if phase_memo else None,
             links=links,
             strict=self.strict,
             injection=self.injection(),
-            **self.engine_kwargs,
         )
         record = CollectiveRecord(
             rank,

@@ -32,7 +32,12 @@ from typing import Any
 from trainsim.collectives import ASYMMETRIC_KINDS, LogicalLayout, PhaseSpec
 from trainsim.engine import EventQueue
 from trainsim.network.injection import InjectionPorts
-from trainsim.system.collective_engine import CollectiveRecord, RankWork, SymmetricEngine
+from trainsim.system.collective_engine import (
+    CollectiveRecord,
+    EngineOptions,
+    RankWork,
+    SymmetricEngine,
+)
 from trainsim.topology import MultiDimTopology
 
 Plan = list[list[PhaseSpec]]
@@ -61,19 +66,19 @@ def predict_finish_ns(
     topology: MultiDimTopology,
     layout: LogicalLayout,
     plan: Plan,
-    engine_kwargs: dict[str, Any],
+    options: EngineOptions,
     injection: InjectionPorts | None,
 ) -> float:
     """Finish time (ns after the start) of ``plan`` run alone by every rank at once, from one
-    representative (rank 0) on a private clock."""
+    representative (rank 0) on a private clock, with the runtime's engine ``options``."""
     queue = EventQueue()
     engine = SymmetricEngine(
         queue,
         network,
         topology,
+        options,
         injection=injection,
         on_rank_done=lambda _work: None,
-        **engine_kwargs,
     )
     record = CollectiveRecord(
         0, -1, -1, 0, "", 0.0, dim_bytes=[0] * len(topology.sizes), chunks=len(plan)

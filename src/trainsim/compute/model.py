@@ -1,0 +1,83 @@
+"""The compute seam: how long a compute node takes on its rank (DESIGN.md, "Layers": compute,
+behind a protocol the executor is handed; built by ``system.build.build_compute``).
+
+:class:`ComputeModel` answers one question per compute node, from the node's columns of the
+workload graph (:class:`ComputeNodes`: replay duration, FLOP, bytes touched). Implementations:
+
+- :class:`ReplayCompute`: the duration the graph recorded. In compatibility mode ASTRA-sim's
+  arithmetic: ``round(duration_s x 1e9)`` ns, and a zero duration takes 1 ns;
+- :class:`RooflineCompute` (the system file's ``roofline_enabled``): the roofline
+  (``roofline.roofline_time_ns``, whole ns in compatibility mode) for GPU nodes; CPU nodes
+  replay their duration as above.
+
+Units: seconds and FLOP in the graph, FLOP/s and B/s for the device; results in ns.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+from trainsim.compute.roofline import roofline_time_ns
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+
+class ComputeNodes(Protocol):
+    """The columns of a workload graph a compute model reads, indexed by node position."""
+
+    @property
+    def duration_s(self) -> NDArray[Any]: ...  # float64, replay duration (s)
+
+    @property
+    def num_ops(self) -> NDArray[Any]: ...  # float64 FLOP (0 when absent)
+
+    @property
+    def tensor_size(self) -> NDArray[Any]: ...  # int64 bytes touched (0 when absent)
+
+
+class ComputeModel(Protocol):
+    """The duration of a compute node (module docstring)."""
+
+    def node_ns(self, graph: ComputeNodes, pos: int, cpu: bool) -> float:
+        """Time (ns) of the compute node at position ``pos`` of ``graph``; ``cpu``: it runs on
+        the host CPU rather than the accelerator."""
+        ...
+
+
+class ReplayCompute:
+    """Every node takes the duration its graph recorded (module docstring)."""
+
+    __slots__ = ("compat_astra",)
+
+    def __init__(self, *, compat_astra: bool) -> None:
+        self.compat_astra = compat_astra
+
+    def node_ns(self, graph: ComputeNodes, pos: int, cpu: bool) -> float:
+        if self.compat_astra:
+            # ASTRA-sim: duration_micros x 1000 ns, and a zero duration takes 1 ns
+            return float(round(graph.duration_s[pos] * 1e9)) or 1.0
+        return float(graph.duration_s[pos]) * 1e9
+
+
+class RooflineCompute(ReplayCompute):
+    """Accelerator nodes by the roofline on a device of ``peak_flops`` FLOP/s and ``mem_bw`` B/s
+    of local memory; CPU nodes replayed (module docstring)."""
+
+    __slots__ = ("peak_flops", "mem_bw")
+
+    def __init__(self, peak_flops: float, mem_bw: float, *, compat_astra: bool) -> None:
+        super().__init__(compat_astra=compat_astra)
+        self.peak_flops = peak_flops
+        self.mem_bw = mem_bw
+
+    def node_ns(self, graph: ComputeNodes, pos: int, cpu: bool) -> float:
+        if cpu:
+            return super().node_ns(graph, pos, cpu)
+        return roofline_time_ns(
+            float(graph.num_ops[pos]),
+            float(graph.tensor_size[pos]),
+            self.peak_flops,
+            self.mem_bw,
+            compat_astra=self.compat_astra,
+        )
