@@ -4,7 +4,7 @@ Prints one line per phase (generation, simulation) with its wall time in seconds
 line. Platform: DGX A100 nodes (Switch 8 NVSwitch at 300 GB/s per GPU per direction x Switch
 128 InfiniBand at 25 GB/s per GPU), congestion-unaware backend.
 
-The step is simulated as a replica slice by default (``trainsim.system.replica``: data-parallel
+The step is simulated as a replica slice by default (``trainsim.system.symmetry.replica``: data-parallel
 replica 0, 128 ranks, plus the data-parallel all-reduce run alone on its groups; equal to the
 full simulation under this backend, tests/system/test_replica.py); ``--full`` simulates all
 1024 ranks. The output says which.
@@ -54,7 +54,7 @@ def main() -> None:
         result = simulate(platform, workload.graphs)
         step, events, mode, ranks = result.makespan_s, result.events, "full", par.world
     else:
-        from trainsim.system.replica import simulate_replica
+        from trainsim.system.symmetry.replica import simulate_replica
 
         sliced = simulate_replica(platform, workload)
         step, events, mode, ranks = sliced.makespan_s, sliced.events, "replica slice", sliced.ranks_simulated

@@ -12,7 +12,7 @@ Modes:
 - ``full``: simulate every rank (exact; slow beyond a few hundred ranks in pure Python);
 - ``slice`` (default above 64 ranks): simulate one data-parallel replica (TP x PP ranks) on
   the full platform, with the data-parallel gradient all-reduce simulated alone on its own
-  groups (``trainsim.system.replica``). Under the congestion-unaware backend this equals the
+  groups (``trainsim.system.symmetry.replica``). Under the congestion-unaware backend this equals the
   full simulation (``tests/system/test_replica.py``);
 - ``bound``: no simulation; compute time of the slowest stage only (an upper bound).
 
@@ -91,7 +91,7 @@ def run_row(row: tuple, mode: str, timer: OperatorTimer) -> dict:
             result = simulate(platform, w.graphs)
             step, events = result.makespan_s, result.events
         elif mode == "slice":
-            from trainsim.system.replica import simulate_replica
+            from trainsim.system.symmetry.replica import simulate_replica
 
             sliced = simulate_replica(platform, w)
             step, events = sliced.makespan_s, sliced.events

@@ -11,7 +11,7 @@ from trainsim.sweep import load_sweep
 from trainsim.sweep.results import load_results
 from trainsim.sweep.runner import run_sweep
 from trainsim.sweep.store import SweepStore
-from trainsim.system.replica import simulate_generated
+from trainsim.system.symmetry.replica import simulate_generated
 from trainsim.workload.generate import Parallelism, generate
 from trainsim.workload.graph import executed_flop
 from trainsim.workload.models import get_model

@@ -1,4 +1,4 @@
-"""Communicator-group collectives by a representative member (``system/group_symmetric.py``)
+"""Communicator-group collectives by a representative member (``system/symmetry/group.py``)
 against rank by rank, exactly: ``simulate(symmetry="strict")`` equals ``symmetry=False`` for
 every rank (finish, compute, communication and exposed times, node timelines, collective
 records), and the default ``symmetry=True`` too whenever it met no order-dependent tie (the
@@ -102,7 +102,7 @@ def test_overlapping_collectives_are_refused():
     from trainsim.network.analytical import AnalyticalNetwork
     from trainsim.system.collective_api import CollectiveRequest
     from trainsim.system.collective_runtime import CollectiveRuntime
-    from trainsim.system.group_symmetric import GroupSymmetryConflict
+    from trainsim.system.symmetry.group import GroupSymmetryConflict
 
     plat = _plat([("Ring", 4), ("Switch", 2)], "ring", {})
     q = EventQueue()

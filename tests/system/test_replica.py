@@ -7,7 +7,7 @@ from trainsim.compute import OperatorTimer
 from trainsim.config.types import DimSpec, NetworkSpec, Platform
 from trainsim.errors import ConfigError
 from trainsim.system.api import simulate
-from trainsim.system.replica import simulate_generated, simulate_replica
+from trainsim.system.symmetry.replica import simulate_generated, simulate_replica
 from trainsim.workload.generate import Parallelism, generate
 from trainsim.workload.models import get_model
 
@@ -134,7 +134,7 @@ def test_a_representative_that_would_wait_for_another_ranks_mirror_gets_none():
     """A mirror runs nothing: a representative sending to one, or sharing a group with another
     representative's mirror, would wait forever, so no mirrors are used then."""
     from trainsim.enums import CommType, NodeType
-    from trainsim.system.replica import _issues_alone_or_with_its_mirrors
+    from trainsim.system.symmetry.replica import _issues_alone_or_with_its_mirrors
     from trainsim.workload.graph import GraphBuilder
 
     def graph(**comm):

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from trainsim.config.types import CollectiveImpl, DimSpec, NetworkSpec, Platform, SystemSpec
 from trainsim.enums import NodeType
 from trainsim.system.api import simulate
-from trainsim.system.representative import representative_graph
 from trainsim.system.result import RunResult, UniformRanks
+from trainsim.system.symmetry.whole_step import representative_graph
 from trainsim.workload.graph import GraphBuilder
 from trainsim.workload.micro import (
     ReplicatedGraphs,
@@ -304,7 +304,7 @@ def test_link_symmetry_waits_for_idle_links(backend):
     from trainsim.network.congestion_aware import CongestionAwareNetwork
     from trainsim.network.flow import FlowNetwork
     from trainsim.system.collective_runtime import CollectiveRuntime
-    from trainsim.system.symmetric import SymmetricRunner
+    from trainsim.system.symmetry.collective import SymmetricRunner
 
     plat = platform([("Ring", 4)])
     queue = EventQueue()

@@ -3,7 +3,7 @@
 Writes ``PREFIX.<rank>.et`` (through the Chakra writer) and ``PREFIX.comm_groups.json``
 (ASTRA-sim's ``--comm-group-configuration``) with ``--out``; simulates the step in memory on a
 native platform file with ``--platform`` (one data-parallel replica when it stands for all:
-``system/replica.py``); prints the per-stage memory and graph sizes.
+``system/symmetry/replica.py``); prints the per-stage memory and graph sizes.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from trainsim.units import GB, human_time
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from trainsim.system.replica import GeneratedRun
+    from trainsim.system.symmetry.replica import GeneratedRun
     from trainsim.workload.generate import GeneratedWorkload
 
 
@@ -138,7 +138,7 @@ def generate_command(
         summary.update(prefix=out, comm_groups=f"{out}.comm_groups.json", write_s=time.perf_counter() - start - generated)
     run = None
     if platform is not None:
-        from trainsim.system.replica import simulate_generated
+        from trainsim.system.symmetry.replica import simulate_generated
         from trainsim.workload.graph import executed_flop
 
         run = simulate_generated(platform, workload, backend=backend, replica_slice=not every_rank)

@@ -29,7 +29,7 @@ class EndpointModel(Protocol):
     def time_invariant(self) -> bool:
         """True when neither the rank nor the time changes a cost (and no call changes a later
         one): a phase then takes as long whenever it starts, so the symmetric runner may
-        memoize phases (``system/symmetric.py``)."""
+        memoize phases (``system/symmetry/collective.py``)."""
         ...
 
     def insertion_ns(self, rank: int, now_ns: float, fast: bool) -> float:

@@ -25,7 +25,7 @@ PAIRWISE: Final = "pairwise"
 relative to each other on the multi-dimensional topology (the first dimension where their
 coordinates differ and the hops on it), and no message affects another. A representative rank
 may then price the message its mirror peer sends it with ``delay_ns``, and equivalent groups
-or data-parallel replicas never meet (``system/symmetry``, ``system/replica.py``)."""
+or data-parallel replicas never meet (``system/symmetry``, ``system/symmetry/replica.py``)."""
 
 ONE_LINK: Final = "one_link"
 """Symmetry class: messages share links, but while every message of a representative rank

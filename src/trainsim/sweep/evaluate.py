@@ -7,7 +7,7 @@ compute nodes per GPU and second of the step, 1e12; recomputation included).
 A ``generate`` workload is a model and a parallelization (``trainsim generate``'s options as
 keys): the step is generated in memory for the combination's platform and simulated as
 ``trainsim generate --platform`` does (one data-parallel replica standing for all when it
-can, ``system/replica.py``); a strategy that does not fit the device is ``infeasible``.
+can, ``system/symmetry/replica.py``); a strategy that does not fit the device is ``infeasible``.
 """
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ def _generated_step(platform: Any, args: dict[str, Any], backend: str) -> tuple[
     """Generate a ``generate`` workload for ``platform`` and simulate one step: (makespan s,
     per-rank results, events, the rank graphs). The ranks of a replica slice stand for all."""
     from trainsim.compute import OperatorTimer
-    from trainsim.system.replica import simulate_generated
+    from trainsim.system.symmetry.replica import simulate_generated
     from trainsim.workload.generate import Parallelism, generate
     from trainsim.workload.models import get_model
 

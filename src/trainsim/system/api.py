@@ -19,14 +19,14 @@ from trainsim.network.protocol import NetworkBackend
 from trainsim.network.registry import DEFAULT_BACKEND, make_backend
 from trainsim.system.build import build_compute, build_memory
 from trainsim.system.executor import Executor
-from trainsim.system.group_symmetric import GroupSymmetryConflict
 from trainsim.system.modes import COMPAT_MODES
-from trainsim.system.representative import (
+from trainsim.system.result import RunResult
+from trainsim.system.symmetry.group import GroupSymmetryConflict
+from trainsim.system.symmetry.whole_step import (
     SymmetryBroken,
     representative_graph,
     representative_run,
 )
-from trainsim.system.result import RunResult
 from trainsim.workload.graph import WorkloadGraph
 from trainsim.workload.micro import ReplicatedGraphs
 
@@ -67,8 +67,8 @@ def simulate(
 
     ``symmetry`` (default on) lets equivalent ranks be simulated once: the whole step by one
     representative rank when every rank runs the same graph of compute and whole-machine
-    collectives on a vertex-transitive network (``system/representative.py``), else each
-    symmetric collective by one representative (``system/symmetric.py``); the result is the
+    collectives on a vertex-transitive network (``system/symmetry/whole_step.py``), else each
+    symmetric collective by one representative (``system/symmetry/collective.py``); the result is the
     same as with ``symmetry=False``, which simulates every rank (the slow reference path),
     except where rank by rank breaks an order-dependent same-tick tie differently on each rank
     (``result.info["symmetric_ties"]`` counts them; the fast path then gives the symmetric,
@@ -79,7 +79,7 @@ def simulate(
     ``mirrors`` (rank -> ranks) names ranks that behave exactly as another rank, up to renaming:
     their graphs are not run (pass empty ones), they issue their representative's collectives
     on groups holding them, and their results are left to the caller. The caller guarantees the
-    equivalence (``system/replica.py`` checks it for generated workloads)."""
+    equivalence (``system/symmetry/replica.py`` checks it for generated workloads)."""
     compat = compat or platform.compat
     compat_astra = _check_compat(compat)
     npus = platform.network.npus
@@ -112,7 +112,7 @@ def simulate(
     try:
         collectives, result = _run(platform, graphs, backend, compat_astra, symmetry, bool(symmetry), progress, mirrors)
     except GroupSymmetryConflict as exc:
-        # a member overlapped two collectives: rerun without group symmetry (group_symmetric.py)
+        # a member overlapped two collectives: rerun without group symmetry (system/symmetry/group.py)
         how = f"{how}; group symmetry off ({exc})" if symmetry else how
         collectives, result = _run(platform, graphs, backend, compat_astra, symmetry, False, progress, mirrors)
     result.info.update({"backend": backend, "compat": compat, "npus": npus, "symmetry": how})

@@ -14,12 +14,12 @@ analytical backend a rank's injection serialized per outgoing link: ``network/in
 differences.
 
 Symmetry: when every member of a whole-machine collective issues it at the same tick, the
-runtime is otherwise idle, the backend allows it (``symmetric.symmetric_backend``: its
+runtime is otherwise idle, the backend allows it (``symmetry.collective.symmetric_backend``: its
 declared symmetry class, ``network/protocol.py``) and every phase's algorithm is symmetric (ring, direct, halving-doubling), one
-representative rank is simulated (``symmetric.SymmetricRunner``) and every member finishes at
+representative rank is simulated (``symmetry.collective.SymmetricRunner``) and every member finishes at
 its time; the result is the rank-by-rank one (tests/system/test_symmetry.py) except under
 order-dependent same-tick ties, where rank by rank differs by rank and ``symmetry="strict"``
-runs rank by rank instead (``symmetric.py``). Times in ns, sizes in bytes.
+runs rank by rank instead (``symmetry/collective.py``). Times in ns, sizes in bytes.
 """
 
 from __future__ import annotations
@@ -51,9 +51,9 @@ from trainsim.system.collective_engine import (
     EngineOptions,
     RankWork,
 )
-from trainsim.system.group_symmetric import GroupSymmetry
 from trainsim.system.planner import CollectivePlanner
-from trainsim.system.symmetric import SymmetricOutcome, SymmetricRunner, symmetric_backend
+from trainsim.system.symmetry.collective import SymmetricOutcome, SymmetricRunner, symmetric_backend
+from trainsim.system.symmetry.group import GroupSymmetry
 
 _BROADCAST = int(CommType.BROADCAST)
 
@@ -64,7 +64,7 @@ _NAMES = {int(c): c.name.lower() for c in CommType}
 
 
 @dataclass(slots=True)
-class _Instance:
+class CollectiveInstance:
     """One collective across its group."""
 
     key: tuple[str, int]
@@ -141,15 +141,15 @@ class CollectiveRuntime:
         )
         self.records: list[CollectiveRecord] = []
         self._issue_count: dict[tuple[int, str], int] = {}
-        self._instances: dict[tuple[str, int], _Instance] = {}
+        self._instances: dict[tuple[str, int], CollectiveInstance] = {}
         self._in_flight: dict[tuple[int, int], RankWork] = {}  # (rank, id(work)) -> work
         self._sym_busy: dict[int, float] = {}
         self._next_tag = 0
         self.symmetric_runs = 0
-        # communicator-group collectives by a representative member (``group_symmetric``)
+        # communicator-group collectives by a representative member (``symmetry/group.py``)
         self._groups = GroupSymmetry(self) if group_symmetry else None
         self.themis_choices: list[themis_guard.ThemisChoice] = []  # Themis' guarded decisions
-        # rank -> ranks that behave exactly as it and run no graph (``system/replica.py``
+        # rank -> ranks that behave exactly as it and run no graph (``system/symmetry/replica.py``
         # checks that): they issue each of its collectives on a group holding them, with it
         self._mirrors = mirrors or {}
         self._mirror_ranks = {m for ms in self._mirrors.values() for m in ms}
@@ -201,7 +201,7 @@ class CollectiveRuntime:
             size = int(request.size)
             if ctype in (int(CommType.GATHER), int(CommType.SCATTER)):
                 size = max(1, size // len(members))
-            inst = _Instance(ikey, ctype, phase_type, size, members, first_issue_ns=now)
+            inst = CollectiveInstance(ikey, ctype, phase_type, size, members, first_issue_ns=now)
             self._instances[ikey] = inst
         elif inst.comm_type != ctype or inst.size != self._effective_size(
             ctype, int(request.size), inst.members
@@ -224,7 +224,7 @@ class CollectiveRuntime:
                     inst.pending.append((mirror, request, _mirror_done, None, now))
         if not inst.flush_scheduled:
             inst.flush_scheduled = True
-            self.queue.schedule(0.0, self._flush, inst)
+            self.queue.schedule(0.0, self.flush, inst)
 
     def pending(self) -> list[tuple[int, int, str]]:
         """(rank, node_id, what it waits for) for every collective not finished."""
@@ -256,7 +256,7 @@ class CollectiveRuntime:
             return max(1, size // len(members))
         return size
 
-    def _plan(self, inst: _Instance, request: CollectiveRequest) -> None:
+    def _plan(self, inst: CollectiveInstance, request: CollectiveRequest) -> None:
         inst.planned = True
         if self._replayed(inst):
             return
@@ -286,7 +286,7 @@ class CollectiveRuntime:
     def _new_work(
         self,
         rank: int,
-        inst: _Instance,
+        inst: CollectiveInstance,
         request: CollectiveRequest,
         on_done: Callable[[Any], None],
         arg: Any,
@@ -318,7 +318,7 @@ class CollectiveRuntime:
         what = f"its {_NAMES[inst.comm_type]} of {request.size} B (chunks still running)"
         return RankWork(rank, len(inst.chunks), on_done, arg, record, what)
 
-    def _take_pending(self, inst: _Instance) -> list[Any]:
+    def take_pending(self, inst: CollectiveInstance) -> list[Any]:
         """The requests gathered for ``inst`` this tick (planning it on first use)."""
         inst.flush_scheduled = False
         pending, inst.pending = inst.pending, []
@@ -326,8 +326,8 @@ class CollectiveRuntime:
             self._plan(inst, pending[0][1])
         return pending
 
-    def _flush(self, inst: _Instance) -> None:
-        pending = self._take_pending(inst)
+    def flush(self, inst: CollectiveInstance) -> None:
+        pending = self.take_pending(inst)
         if not pending:
             return
         if self._replayed(inst):
@@ -337,7 +337,7 @@ class CollectiveRuntime:
                 self._in_flight[(rank, id(work))] = work
                 self.queue.schedule(float(request.duration_ns), self._replay_done, work)
             return
-        if self._symmetric_ok(inst, pending) and self._run_symmetric(inst, pending):
+        if self.symmetric_ok(inst, pending) and self.run_symmetric(inst, pending):
             return
         groups = self._groups
         if groups is not None and groups.try_run(inst, pending):
@@ -359,7 +359,7 @@ class CollectiveRuntime:
 
     def _start(
         self,
-        inst: _Instance,
+        inst: CollectiveInstance,
         rank: int,
         request: CollectiveRequest,
         on_done: Callable[[Any], None],
@@ -384,7 +384,7 @@ class CollectiveRuntime:
         self.engine.start_rank(work, inst.layout, chunks, inst.tag_base, pri)
 
     @staticmethod
-    def _algorithms(inst: _Instance) -> list[str]:
+    def _algorithms(inst: CollectiveInstance) -> list[str]:
         """Per logical dimension, the algorithm the collective's phases run there."""
         if inst.layout is None:
             return ["replay"] if inst.comm_type == _BROADCAST else []
@@ -394,7 +394,7 @@ class CollectiveRuntime:
                 names[spec.ldim] = spec.algo.name
         return names
 
-    def _replayed(self, inst: _Instance) -> bool:
+    def _replayed(self, inst: CollectiveInstance) -> bool:
         """A broadcast replayed from its duration (ASTRA-sim's way; ``SystemSpec.broadcast``)."""
         return inst.comm_type == _BROADCAST and self.system.broadcast == "replay"
 
@@ -408,7 +408,7 @@ class CollectiveRuntime:
         work.on_done(work.arg)
 
     # -- symmetry ----------------------------------------------------------------------------
-    def _symmetric_ok(self, inst: _Instance, pending: list[Any]) -> bool:
+    def symmetric_ok(self, inst: CollectiveInstance, pending: list[Any]) -> bool:
         if not (self.symmetry and self._symmetric_backend and inst.same_tick):
             return False
         if len(pending) != len(inst.members) or inst.issued != len(inst.members):
@@ -422,19 +422,45 @@ class CollectiveRuntime:
             return False
         return all(spec.algo.kind not in ASYMMETRIC_KINDS for chunk in inst.chunks for spec in chunk)
 
-    def _run_symmetric(self, inst: _Instance, pending: list[Any]) -> bool:
-        """Simulate one representative (``symmetric.SymmetricRunner``); every member finishes
+    def members_idle(self, members: tuple[int, ...], now: float) -> bool:
+        """Whether no member has other collective work at ``now``: no stream in its dimension
+        queues, no busy injection port, no unfinished record, no symmetric collective running
+        (what a group-symmetric representative needs, ``symmetry/group.py``)."""
+        ranks = self.engine.ranks
+        sym_busy = self._sym_busy
+        inj = self.engine.injection
+        for m in members:
+            rs = ranks.get(m)
+            if rs is not None and rs.active:
+                return False
+            if sym_busy.get(m, -1.0) > now:
+                return False
+            if inj is not None and not inj.idle(m, now):
+                return False
+        if self._in_flight:
+            in_flight = {w.rank for w in self._in_flight.values()}
+            if any(m in in_flight for m in members):
+                return False
+        return True
+
+    @property
+    def symmetric_refusals(self) -> list[str]:
+        """Why collectives the symmetric runner was offered ran rank by rank."""
+        return [] if self._symmetric is None else self._symmetric.refusals
+
+    def run_symmetric(self, inst: CollectiveInstance, pending: list[Any]) -> bool:
+        """Simulate one representative (``symmetry.collective.SymmetricRunner``); every member finishes
         at its time. False when the collective turns out not to be symmetric on this backend
         (the caller then runs it rank by rank)."""
         assert inst.layout is not None
-        outcome = self._symmetric_runner().run(inst.layout, inst.chunks, inst.tag_base, self.queue.now)
+        outcome = self.symmetric_runner().run(inst.layout, inst.chunks, inst.tag_base, self.queue.now)
         if outcome is None:
             return False
-        self._finish_symmetric(inst, pending, outcome, self._sym_busy)
+        self.finish_symmetric(inst, pending, outcome, self._sym_busy)
         return True
 
-    def _finish_symmetric(
-        self, inst: _Instance, pending: list[Any], outcome: SymmetricOutcome, busy: dict[int, float]
+    def finish_symmetric(
+        self, inst: CollectiveInstance, pending: list[Any], outcome: SymmetricOutcome, busy: dict[int, float]
     ) -> None:
         """Every member finishes at the representative's time with its bytes and spans."""
         self.symmetric_runs += 1
@@ -455,7 +481,7 @@ class CollectiveRuntime:
         self._instances.pop(inst.key, None)
         self.queue.schedule_at(end, self._symmetric_done, works)
 
-    def _symmetric_runner(self) -> SymmetricRunner:
+    def symmetric_runner(self) -> SymmetricRunner:
         if self._symmetric is None:
             self._symmetric = SymmetricRunner(
                 self.network,
@@ -478,7 +504,7 @@ class CollectiveRuntime:
 
     @property
     def symmetric_ties(self) -> int:
-        """Symmetric runs that met an order-dependent same-tick tie (``symmetric.py``); with
+        """Symmetric runs that met an order-dependent same-tick tie (``symmetry/collective.py``); with
         ``symmetry="strict"`` those run rank by rank instead."""
         return 0 if self._symmetric is None else self._symmetric.tie_runs
 

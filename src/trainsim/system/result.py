@@ -29,7 +29,7 @@ class RankResult:
 
 class UniformRanks(LazySequence[RankResult]):
     """Every rank's result when all ranks behave as one representative
-    (``system/representative.py``): item i is the representative's result with ``rank = i``,
+    (``system/symmetry/whole_step.py``): item i is the representative's result with ``rank = i``,
     made on access, so 65,536 ranks cost one object."""
 
     __slots__ = ("template",)

@@ -46,7 +46,7 @@ class GeneratedWorkload:
 
     ``replica_of_rank`` is each rank's data-parallel index and ``node_roles`` the group role
     of every node of each stage's graph (codes of ``emitter.ROLE_CODES``; 0 for non-collectives
-    and all-rank groups), which :func:`trainsim.system.replica.simulate_replica` uses to
+    and all-rank groups), which :func:`trainsim.system.symmetry.replica.simulate_replica` uses to
     simulate one data-parallel replica."""
 
     graphs: list[WorkloadGraph]

@@ -13,7 +13,7 @@ static ones before the run):
 4. every network dimension is vertex-transitive (Ring, Switch, FullyConnected; not Mesh), with
    no fabric, and the backend declares a symmetry class (``network/protocol.py``);
 5. at run time, every collective passes the collective runtime's own symmetric test
-   (``CollectiveRuntime._symmetric_ok``: symmetric algorithms, no double binary tree, no
+   (``CollectiveRuntime.symmetric_ok``: symmetric algorithms, no double binary tree, no
    group) and its representative simulation accepts the backend (``one_link`` class: every
    message crosses one link). Otherwise :class:`SymmetryBroken` ends the attempt and
    ``api.simulate`` runs the whole step rank by rank, from scratch.
@@ -48,10 +48,10 @@ from trainsim.memory import MemoryModel
 from trainsim.network.protocol import NO_SYMMETRY, NetworkBackend
 from trainsim.network.registry import backend_capabilities
 from trainsim.system.build import build_compute, build_memory
-from trainsim.system.collective_runtime import CollectiveRuntime, _Instance
+from trainsim.system.collective_runtime import CollectiveInstance, CollectiveRuntime
 from trainsim.system.executor import Executor
 from trainsim.system.result import RunResult, UniformRanks, UniformRecords
-from trainsim.system.symmetric import VERTEX_TRANSITIVE
+from trainsim.system.symmetry.collective import VERTEX_TRANSITIVE
 from trainsim.workload.graph import WorkloadGraph
 from trainsim.workload.micro import ReplicatedGraphs
 
@@ -132,17 +132,17 @@ def representative_graph(platform: Platform, graphs: Sequence[WorkloadGraph], ba
 class RepresentativeRuntime(CollectiveRuntime):
     """A collective runtime in which one request stands for every member's identical request."""
 
-    def _flush(self, inst: _Instance) -> None:
-        pending = self._take_pending(inst)
+    def flush(self, inst: CollectiveInstance) -> None:
+        pending = self.take_pending(inst)
         if not pending:
             return
         members = len(inst.members)
         inst.issued = members  # every member issues it at this tick, by symmetry
-        if not self._symmetric_ok(inst, pending * members):
+        if not self.symmetric_ok(inst, pending * members):
             raise SymmetryBroken(f"collective {inst.key} cannot run by a representative")
-        if not self._run_symmetric(inst, pending):
-            runner = self._symmetric
-            why = runner.refusals[-1] if runner is not None and runner.refusals else "refused"
+        if not self.run_symmetric(inst, pending):
+            refusals = self.symmetric_refusals
+            why = refusals[-1] if refusals else "refused"
             raise SymmetryBroken(f"collective {inst.key} cannot run by a representative: {why}")
 
 

@@ -1,6 +1,6 @@
 """Symmetric communicator-group collectives: one representative member simulated for the whole
 group (DESIGN.md, "Speed": symmetry first). Used by ``collective_runtime`` beside its
-whole-machine symmetric path (``symmetric.py``), on backends of the ``pairwise`` symmetry class
+whole-machine symmetric path (``symmetry/collective.py``), on backends of the ``pairwise`` symmetry class
 only (``network/protocol.py``: the analytical one).
 
 A communicator group smaller than the machine runs one flat "Local" ring over its members in
@@ -37,7 +37,7 @@ from trainsim.network.protocol import PAIRWISE
 from trainsim.topology.multidim import MESH, SWITCH
 
 if TYPE_CHECKING:
-    from trainsim.system.collective_runtime import CollectiveRuntime, _Instance
+    from trainsim.system.collective_runtime import CollectiveInstance, CollectiveRuntime
 
 
 class GroupSymmetryConflict(Exception):
@@ -102,7 +102,7 @@ class GroupSymmetry:
         return out
 
     # -- the path ----------------------------------------------------------------------------
-    def try_run(self, inst: _Instance, pending: list[Any]) -> bool:
+    def try_run(self, inst: CollectiveInstance, pending: list[Any]) -> bool:
         """Run ``inst`` by a representative member if it qualifies (module docstring); False
         leaves it to the caller (rank by rank)."""
         rt = self.rt
@@ -118,31 +118,18 @@ class GroupSymmetry:
         if kinds & ASYMMETRIC_KINDS:
             return False
         now = rt.queue.now
-        ranks = rt.engine.ranks
-        sym_busy = rt._sym_busy
         busy = self.busy
-        inj = rt.engine.injection
-        for m in members:
-            rs = ranks.get(m)
-            if rs is not None and rs.active:
-                return False
-            if busy.get(m, -1.0) > now or sym_busy.get(m, -1.0) > now:
-                return False
-            if inj is not None and not inj.idle(m, now):
-                return False
-        if rt._in_flight:
-            in_flight = {w.rank for w in rt._in_flight.values()}
-            if any(m in in_flight for m in members):
-                return False
+        if any(busy.get(m, -1.0) > now for m in members) or not rt.members_idle(members, now):
+            return False
         sig = self._signature(members, HALVING_DOUBLING in kinds)
         if sig is None:
             return False
         canon = self._canonical.setdefault((inst.phase_type, sig), layout)
-        runner = rt._symmetric_runner()
+        runner = rt.symmetric_runner()
         rep = canon.dims[0].members[0]
         outcome = runner.run(canon, inst.chunks, inst.tag_base, now, rank=rep)
         if outcome is None:
             return False
         self.runs += 1
-        rt._finish_symmetric(inst, pending, outcome, self.busy)
+        rt.finish_symmetric(inst, pending, outcome, self.busy)
         return True
