@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import tarfile
 from pathlib import Path
 
 import numpy as np
@@ -46,16 +45,6 @@ def shared() -> Path:
     if SHARED is None:
         pytest.skip("shared/reference-workloads not found beside or inside the repository")
     return SHARED
-
-
-@pytest.fixture(scope="session")
-def pytorch_trace(shared: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """chakra's feeder test trace (3,664 PyTorch-derived nodes), unpacked once per session."""
-    archive = shared / "reference-workloads" / "chakra-tests" / "feeder_tests_trace.tar.gz"
-    target = tmp_path_factory.mktemp("feeder_trace")
-    with tarfile.open(archive) as tar:
-        tar.extractall(target, filter="data")
-    return target / "tests" / "data" / "chakra.0.et"
 
 
 _NOT_CONTENT = {"source", "warnings"}

@@ -5,7 +5,9 @@ D2 (direct). Sizes in bytes; integer division as ASTRA-sim (``data // n``).
 
 Insertions come in rounds of ``P`` "first" insertions followed by ``Q`` "later" ones; a later
 insertion reduces for reduce-scatter always and for all-reduce in even rounds (B4).
-Ring: P = 1, Q = n-1. Direct: P = Q = window (n-1 unless ``directN``).
+Ring: P = 1, Q = n-1. Direct: P = window (n-1 unless ``directN``), Q = P, except on a
+communicator group's Local ring, where Q = (n-1) x P (``AllToAll::get_non_zero_latency_packets``
+in ASTRA-sim's ``AllToAll.cc``; docs/collectives.md, "direct on a communicator group").
 """
 
 from __future__ import annotations
@@ -84,6 +86,12 @@ class RingPhase(RoundedPhase):
         self.host.bundle(self, self.msg if processed else 0)
 
     def start(self) -> None:
+        if self.direct and self.fast:
+            # A Local ring (a communicator group's; the host sets ``fast`` exactly there, as
+            # ASTRA-sim picks its Fast bus on the same test) counts (n-1) x window "later"
+            # insertions per round: an all-reduce then reduces on every receive, not only on
+            # the first half's.
+            self.later = (self.n - 1) * self.first
         for _ in range(self.first):
             self._insert()
 

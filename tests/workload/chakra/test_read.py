@@ -108,9 +108,16 @@ def test_pytorch_trace_is_read_with_its_known_problems(pytorch_trace):
     assert len(graph) == 3664
     assert graph.warnings == [
         "1277 ctrl_deps name nodes absent from the file; dropped",
-        "14 communication node(s) lack comm_size; taken as 0 bytes",
+        "14 communication node(s) marked is_cpu_op (host-side calls such as c10d::allreduce_) "
+        "run as CPU compute nodes of their duration; the GPU kernel nodes hold the collectives",
         "937 ctrl_deps closed a dependency cycle with other deps; dropped",
     ]
+    # the host-side c10d calls are CPU compute nodes now; the 7 GPU NCCL kernels stay collectives
+    host = np.isin(graph.ids, [432, 433, 619, 620, 3254, 3255, 3511, 3513, 3688, 3689, 4488])
+    assert np.all(graph.types[host] == NodeType.COMP_NODE) and np.all(graph.is_cpu_op[host])
+    comm = graph.types == NodeType.COMM_COLL_NODE
+    assert int(comm.sum()) == 7 and not graph.is_cpu_op[comm].any()
+    assert all(name.startswith("ncclKernel_") for name in np.asarray(graph.names)[comm])
     rows = np.repeat(graph.ids, np.diff(graph.data_dep_ptr))
     assert int(np.sum(graph.data_dep_ids > rows)) == 53  # data deps on higher ids are kept
     assert find_cycle(graph, ctrl=True) is None

@@ -7,6 +7,7 @@ import math
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -312,7 +313,12 @@ def test_any_built_graph_round_trips(tmp_path_factory, nodes, data):
         builder.add(node_id, data_deps=data.draw(earlier), ctrl_deps=data.draw(earlier), **node)
     graph = builder.build()
     path = write_rank(tmp_path_factory.mktemp("rt") / "g.0.et", graph)
-    assert graph_differences(graph, read_rank(path)) == []
+    # the reader's one rewrite: communication nodes marked is_cpu_op become CPU COMP nodes
+    host = np.isin(graph.types, (5, 6, 7)) & graph.is_cpu_op
+    graph.types[host] = NodeType.COMP_NODE
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TraceWarning)
+        assert graph_differences(graph, read_rank(path)) == []
 
 
 def test_write_workload_writes_distinct_graphs_each_to_its_rank(shared, tmp_path):

@@ -106,6 +106,7 @@ def _read_graph(
             **fields, source=builder.source, rank=rank, use_ctrl_deps=builder.use_ctrl_deps
         )
     _drop_dangling_deps(graph, tally)
+    _host_side_comm_as_cpu_ops(graph, tally)
     _note_graph_level_problems(graph, tally)
     _require_acyclic(graph, tally)
     graph.warnings = tally.messages()
@@ -255,6 +256,26 @@ def _keep_deps(graph: WorkloadGraph, kind: str, keep: np.ndarray) -> None:
     np.cumsum(np.bincount(rows[keep], minlength=n), out=ptr[1:])
     setattr(graph, f"{kind}_dep_ptr", ptr)
     setattr(graph, f"{kind}_dep_ids", getattr(graph, f"{kind}_dep_ids")[keep])
+
+
+def _host_side_comm_as_cpu_ops(graph: WorkloadGraph, tally: WarningTally) -> None:
+    """Communication nodes marked ``is_cpu_op`` become CPU COMP nodes of their duration.
+
+    They are host-side calls (``c10d::allreduce_``, ``nccl:...``), which chakra's PyTorch
+    converter typed as communication nodes before 2024-06-27 and types as CPU COMP nodes since.
+    The collective itself is the GPU kernel node (``ncclKernel_*``) that carries comm_type and
+    comm_size. ASTRA-sim throws "Comm node should not be on CPU" on them. docs/workloads.md,
+    "PyTorch traces", gives the reasons.
+    """
+    host = np.isin(graph.types, _COMM_NODE_TYPES) & graph.is_cpu_op
+    if host.any():
+        tally.add(
+            "{n} communication node(s) marked is_cpu_op (host-side calls such as "
+            "c10d::allreduce_) run as CPU compute nodes of their duration; the GPU kernel "
+            "nodes hold the collectives",
+            int(host.sum()),
+        )
+        graph.types[host] = NodeType.COMP_NODE
 
 
 def _note_graph_level_problems(graph: WorkloadGraph, tally: WarningTally) -> None:

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 def _layer_op(layer: Layer, batch: int, e: int) -> Op:
     m = layer.m_per_sample * batch
-    return Op(layer.name, "gemm" if layer.flops > 0 else "embedding", layer.flops * batch, float(e * (layer.act_elems * batch + layer.params)), (m, layer.n, layer.k))
+    return Op(layer.name, layer.kind, layer.flops * batch, float(e * (layer.act_elems * batch + layer.params)), (m, layer.n, layer.k))
 
 
 class LayeredGenerator:
@@ -60,7 +60,8 @@ class LayeredGenerator:
             a2a_fwd = None
             if emb is not None:
                 local_tables = -(-emb.tables // world)
-                lookup = Op("embedding_lookup", "embedding", 0.0, float(local_tables * b * world * emb.pooling * emb.dim * emb.elem_bytes * 2), (local_tables * b * world,))
+                elements = local_tables * b * world * emb.pooling * emb.dim  # rows gathered and summed
+                lookup = Op("embedding_lookup", "embedding", float(elements), float(elements * emb.elem_bytes * 2), (local_tables * b * world,))
                 em.compute(f"mb{mb}.embedding_lookup", (lookup,))
                 if world > 1:
                     a2a_fwd = em.collective(f"mb{mb}.embedding_alltoall.fwd", CommType.ALL_TO_ALL, emb.tables * b * emb.dim * emb.elem_bytes, "", chained=False)

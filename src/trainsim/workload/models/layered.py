@@ -21,12 +21,13 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Layer:
     name: str
-    flops: float  # forward FLOP per sample
+    flops: float  # forward FLOP per sample (an embedding: one per element looked up)
     act_elems: float  # activation elements read + written per sample (forward)
     params: int
     m_per_sample: int  # GEMM rows contributed by one sample (pixels or tokens)
     n: int
     k: int
+    kind: str = "gemm"  # the operator kind the timer prices it as ("embedding": memory-bound)
 
 
 @dataclass(frozen=True)
@@ -120,12 +121,12 @@ def gnmt(*, hidden: int = 1024, vocab: int = 32320, src_len: int = 50, tgt_len: 
     tokens."""
     h = hidden
     layers = [
-        Layer("enc_embedding", 0.0, float(src_len * h), vocab * h, src_len, h, 1),
+        Layer("enc_embedding", float(src_len * h), float(src_len * h), vocab * h, src_len, h, 1, "embedding"),
         _lstm("enc_lstm0_bi", h, h // 2, src_len, directions=2),
         _lstm("enc_lstm1", h, h, src_len),
         _lstm("enc_lstm2", h, h, src_len),
         _lstm("enc_lstm3", h, h, src_len),
-        Layer("dec_embedding", 0.0, float(tgt_len * h), vocab * h, tgt_len, h, 1),
+        Layer("dec_embedding", float(tgt_len * h), float(tgt_len * h), vocab * h, tgt_len, h, 1, "embedding"),
         Layer("attention", 2.0 * tgt_len * (h * h + 2 * src_len * h), float(tgt_len * src_len + 2 * tgt_len * h), 2 * h * h + h, tgt_len, src_len, h),
         *[_lstm(f"dec_lstm{i}", 2 * h, h, tgt_len) for i in range(4)],
         Layer("classifier", 2.0 * tgt_len * h * vocab, float(tgt_len * (h + 2 * vocab)), h * vocab + vocab, tgt_len, vocab, h),

@@ -8,8 +8,12 @@ row-parallel GEMMs, ``f``/``g`` conjugate operators), sequence parallelism split
 dropout regions along the sequence (Korthikanti et al. 2022, §4.2.2: ``g`` = reduce-scatter /
 all-gather), expert parallelism dispatches tokens with all-to-all (Lepikhin et al. 2020, GShard).
 
-FLOPs count multiply-adds as 2. Bytes are HBM traffic of the kernel: operands read plus result
-written, at ``act_bytes`` per activation element (2 for bf16/fp16) and the same for weights.
+FLOPs count multiply-adds as 2. An embedding lookup counts one operation per element it
+writes (the forward gathers rows; the backward adds each row of the output gradient into the
+table's gradient), so it has a small but real intensity and a roofline of it is memory-bound,
+as it should be. ASTRA-sim's roofline computes 0 / 0 on a node with ``num_ops`` 0. Bytes are
+HBM traffic of the kernel: operands read plus result written, at ``act_bytes`` per activation
+element (2 for bf16/fp16) and the same for weights.
 Backward ops are derived by :meth:`Op.backward`: a GEMM's data and weight gradients are 2x its
 forward FLOPs (Narayanan et al. SC'21, Appendix: "backward pass ... twice the forward"), fused
 attention backward 2.5x (Dao 2023, FlashAttention-2 §3.1.2: 5 matmuls vs 2), memory-bound kinds
@@ -32,7 +36,7 @@ _BWD = {
     "softmax": (1.0, 1.5),
     "norm": (1.0, 2.0),
     "elementwise": (1.0, 1.5),
-    "embedding": (0.0, 2.0),
+    "embedding": (1.0, 2.0),
 }
 
 
@@ -230,7 +234,7 @@ def embedding_items(spec: TransformerSpec, sh: Shard) -> list[Item]:
     """Vocab-parallel embedding lookup (Megatron: each TP rank holds ``vocab/tp`` rows and the
     partial outputs are all-reduced, or reduce-scattered with SP), position add and dropout."""
     e, h, t = sh.act_bytes, spec.hidden, sh.tokens
-    items: list[Item] = [Op("embedding", "embedding", 0.0, float(t * h * e * 2 + t * 8), (t, h))]
+    items: list[Item] = [Op("embedding", "embedding", float(t * h), float(t * h * e * 2 + t * 8), (t, h))]
     items += _tp_exit("embedding_out", sh, h)
     n = sh.sp_tokens * h
     items.append(Op("embedding_dropout", "elementwise", float(n), float(n * (2 * e + 1) + (n * e if spec.learned_positions else 0)), (n,)))
