@@ -1,4 +1,4 @@
-"""Every case of ../shared/reference-results/cases.json through `trainsim run`, against
+"""Every case of reference-data/reference-results/cases.json through `trainsim run`, against
 ASTRA-sim's own numbers.
 
 Each case runs the real command line in this process (``trainsim run
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 import time
@@ -26,8 +25,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from trainsim.cli.main import main as trainsim_main  # noqa: E402
 
-SHARED = Path(os.environ.get("TRAINSIM_SHARED", ROOT.parent / "shared"))
-REFERENCE = SHARED / "reference-results"
+REFERENCE = ROOT / "reference-data" / "reference-results"
 
 
 def run_case(case: dict, out: Path) -> tuple[int, int, float]:

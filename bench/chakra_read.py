@@ -1,13 +1,13 @@
 """Benchmark: reading a real Chakra ET trace into a WorkloadGraph (DESIGN.md, "Speed").
 
 Case: chakra's feeder test trace (3,664 PyTorch-derived nodes, 2.98 MB, from
-shared/reference-workloads/chakra-tests/feeder_tests_trace.tar.gz). Baseline, measured in the
-same run: a plain loop that splits the file on its varint length prefixes and calls
+reference-data/reference-workloads/chakra-tests/feeder_tests_trace.tar.gz). Baseline, measured
+in the same run: a plain loop that splits the file on its varint length prefixes and calls
 ``ParseFromString`` on each message, i.e. the protobuf parse alone, with no graph built.
 Prints one line with the ratio (trainsim time / baseline time) and one JSON line. Times are the
 best of ``--repeat`` runs, in seconds.
 
-    python bench/chakra_read.py [--shared PATH] [--repeat N]
+    python bench/chakra_read.py [--archive PATH] [--repeat N]
 """
 
 from __future__ import annotations
@@ -30,15 +30,7 @@ from google.protobuf.internal.decoder import _DecodeVarint32  # noqa: E402
 from trainsim.workload import TraceWarning, read_rank  # noqa: E402
 from trainsim.workload.chakra.schema import GlobalMetadata, Node  # noqa: E402
 
-ARCHIVE = Path("reference-workloads/chakra-tests/feeder_tests_trace.tar.gz")
-
-
-def find_shared(explicit: str | None) -> Path:
-    candidates = [Path(explicit)] if explicit else [ROOT.parent / "shared", ROOT / "shared"]
-    for candidate in candidates:
-        if (candidate / ARCHIVE).is_file():
-            return candidate
-    raise SystemExit(f"no {ARCHIVE} under {', '.join(map(str, candidates))}; pass --shared")
+ARCHIVE = ROOT / "reference-data/reference-workloads/chakra-tests/feeder_tests_trace.tar.gz"
 
 
 def protobuf_parse_loop(path: Path) -> int:
@@ -72,12 +64,11 @@ def best_time(run: Callable[[Path], int], path: Path, repeat: int) -> tuple[floa
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--shared", help="the shared/ folder (default: beside or inside the repo)")
+    parser.add_argument("--archive", type=Path, default=ARCHIVE, help="the trace archive (default: the vendored one)")
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    shared = find_shared(args.shared)
     with tempfile.TemporaryDirectory() as tmp:
-        with tarfile.open(shared / ARCHIVE) as tar:
+        with tarfile.open(args.archive) as tar:
             tar.extractall(tmp, filter="data")
         trace = Path(tmp) / "tests" / "data" / "chakra.0.et"
         baseline_s, baseline_nodes = best_time(protobuf_parse_loop, trace, args.repeat)

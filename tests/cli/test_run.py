@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.reference_data import RESULTS
 from trainsim.cli.main import main
 from trainsim.workload import GraphBuilder, write_workload
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "ring_allreduce"
-SHARED = ROOT.parent / "shared"
 
 
 def test_send_recv_ring_allreduce_by_hand(tmp_path):
@@ -35,16 +35,13 @@ def test_send_recv_ring_allreduce_by_hand(tmp_path):
 
 
 def test_astra_flags_reproduce_a_reference_case(tmp_path):
-    if not SHARED.is_dir():
-        pytest.skip("../shared is not beside the checkout")
-    ref = SHARED / "reference-results"
     out = tmp_path / "r.json"
     code = main([
         "run",
-        f"--workload-configuration={ref / 'inputs/workload/all_reduce/8npus_1MiB/et'}",
-        f"--system-configuration={ref / 'inputs/system/1d_ring.json'}",
-        f"--network-configuration={ref / 'inputs/network/ring8.yml'}",
-        f"--remote-memory-configuration={ref / 'inputs/remote_memory.json'}",
+        f"--workload-configuration={RESULTS / 'inputs/workload/all_reduce/8npus_1MiB/et'}",
+        f"--system-configuration={RESULTS / 'inputs/system/1d_ring.json'}",
+        f"--network-configuration={RESULTS / 'inputs/network/ring8.yml'}",
+        f"--remote-memory-configuration={RESULTS / 'inputs/remote_memory.json'}",
         "--json", str(out), "-q",
     ])
     assert code == 0

@@ -1,5 +1,5 @@
 """`trainsim run` on a real PyTorch-derived Chakra trace (chakra's feeder test trace,
-tests/data/chakra_tests). ASTRA-sim refuses it (a ctrl_dep on an absent node; then "Comm node
+reference-data/reference-workloads/chakra-tests). ASTRA-sim refuses it (a ctrl_dep on an absent node; then "Comm node
 should not be on CPU"), and with its cycle-closing ctrl_deps left in it runs 1,381 of the 3,664
 nodes. Here every node runs, under three rules with one warning each (docs/workloads.md,
 "PyTorch traces")."""

@@ -11,12 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.workload.astra_text.helpers import TEXT_DIR, need, needs_refs
+from tests.workload.astra_text.helpers import TEXT_DIR
 from trainsim.cli.main import main
 from trainsim.enums import NodeType
 from trainsim.workload.astra_text import parse_text_workload, text_to_graphs
-
-pytestmark = needs_refs
 
 
 def _convert(tmp_path: Path, name: str, *extra: str) -> tuple[int, Path]:
@@ -25,7 +23,7 @@ def _convert(tmp_path: Path, name: str, *extra: str) -> tuple[int, Path]:
     argv = [
         "workload",
         "convert",
-        str(need(TEXT_DIR / f"{name}.txt")),
+        str(TEXT_DIR / f"{name}.txt"),
         "--out",
         str(prefix),
         *extra,

@@ -1,4 +1,4 @@
-"""Every ASTRA-sim input under ../shared loads, with its numbers converted to SI exactly."""
+"""Every ASTRA-sim input under reference-data/ loads, with its numbers converted to SI exactly."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from tests.helpers.reference_data import REFERENCE_DATA, RESULTS, WORKLOADS
 
 from trainsim.config.astra import (
     load_astra_memory,
@@ -24,21 +25,21 @@ CONFIG_DIRS = (
 )
 
 
-def _config_files(shared: Path, suffixes: tuple[str, ...]) -> list[Path]:
-    return sorted(p for d in CONFIG_DIRS for p in (shared / d).rglob("*") if p.suffix in suffixes)
+def _config_files(suffixes: tuple[str, ...]) -> list[Path]:
+    return sorted(p for d in CONFIG_DIRS for p in (REFERENCE_DATA / d).rglob("*") if p.suffix in suffixes)
 
 
-def test_every_shared_network_yaml_loads(shared):
-    files = _config_files(shared, (".yml", ".yaml"))
+def test_every_reference_network_yaml_loads():
+    files = _config_files((".yml", ".yaml"))
     assert len(files) >= 4
     for path in files:
         net = load_astra_network(path)
         assert net.npus >= 2 and net.source == str(path)
 
 
-def test_every_shared_json_config_loads_as_its_kind(shared):
+def test_every_reference_json_config_loads_as_its_kind():
     kinds = {"memory": 0, "system": 0}
-    for path in _config_files(shared, (".json",)):
+    for path in _config_files((".json",)):
         if "memory-type" in load_json_mapping(path):
             load_astra_memory(path)
             kinds["memory"] += 1
@@ -48,20 +49,19 @@ def test_every_shared_json_config_loads_as_its_kind(shared):
     assert kinds["memory"] >= 3 and kinds["system"] >= 16
 
 
-def test_every_reference_case_loads_as_a_platform(shared):
-    results = shared / "reference-results"
-    cases = json.loads((results / "cases.json").read_text())
+def test_every_reference_case_loads_as_a_platform():
+    cases = json.loads((RESULTS / "cases.json").read_text())
     combos = {(c["network"], c["system"], c["memory"]) for c in cases}
     assert len(combos) >= 10
     for network, system, memory in sorted(combos):
-        platform = load_astra_platform(results / network, results / system, results / memory)
+        platform = load_astra_platform(RESULTS / network, RESULTS / system, RESULTS / memory)
         assert platform.compat == "astra"
 
 
-def test_libra_network_files_are_not_astra_format(shared):
+def test_libra_network_files_are_not_astra_format():
     """LIBRA's network files (Topology/NpusCount/CostDimension, no bandwidth: LIBRA chooses it)
     are not ASTRA-sim network files; they are refused with a hint saying so."""
-    files = sorted((shared / "reference-workloads/libra/network").glob("*.yml"))
+    files = sorted((WORKLOADS / "libra/network").glob("*.yml"))
     assert files
     for path in files:
         with pytest.raises(ConfigError) as info:
@@ -69,8 +69,8 @@ def test_libra_network_files_are_not_astra_format(shared):
         assert "LIBRA" in (info.value.hint or "")
 
 
-def _reference(shared: Path, network: str, system: str, groups: str | None = None):
-    inputs = shared / "reference-results/inputs"
+def _reference(network: str, system: str, groups: str | None = None):
+    inputs = RESULTS / "inputs"
     return load_astra_platform(
         inputs / "network" / network,
         inputs / "system" / system,
@@ -79,8 +79,8 @@ def _reference(shared: Path, network: str, system: str, groups: str | None = Non
     )
 
 
-def test_ring8_numbers_in_si(shared):
-    p = _reference(shared, "2d_ring8_sw4.yml", "2d_direct.json")
+def test_ring8_numbers_in_si():
+    p = _reference("2d_ring8_sw4.yml", "2d_direct.json")
     ring, switch = p.network.dims
     assert (ring.kind, ring.size, switch.kind, switch.size) == ("Ring", 8, "Switch", 4)
     assert ring.bandwidth == 200 * 2**30 and switch.bandwidth == 50 * 2**30
@@ -92,10 +92,8 @@ def test_ring8_numbers_in_si(shared):
     assert p.memory.mode == "NO_MEMORY_EXPANSION" and p.comm_groups == {}
 
 
-def test_example_system_with_roofline_keys(shared):
-    s = load_astra_system(
-        shared / "reference-workloads/astra-sim-examples/configs/Ring_4chunks.json"
-    )
+def test_example_system_with_roofline_keys():
+    s = load_astra_system(WORKLOADS / "astra-sim-examples/configs/Ring_4chunks.json")
     assert s.peak_perf == 900e12 and not s.roofline_enabled and not s.boost_mode
     assert s.implementations.all_reduce == ("ring",)
 
@@ -210,8 +208,8 @@ def test_comm_groups_keep_member_order_and_normalise_ids(tmp_path):
     assert groups == {"1": (3, 1, 2), "2": (0, 4)}
 
 
-def test_comm_group_path_empty_means_no_groups(shared):
-    assert _reference(shared, "ring8.yml", "1d_ring.json", "empty").comm_groups == {}
+def test_comm_group_path_empty_means_no_groups():
+    assert _reference("ring8.yml", "1d_ring.json", "empty").comm_groups == {}
 
 
 def test_yaml_12_floats_read_as_numbers(tmp_path):

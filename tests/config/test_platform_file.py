@@ -12,6 +12,7 @@ import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.helpers.reference_data import RESULTS
 
 from trainsim.cli.main import main
 from trainsim.config.astra import load_astra_platform
@@ -150,11 +151,10 @@ def test_dump_then_load_gives_the_same_platform(tmp_path):
     assert _round_trip(tmp_path, astra) == astra
 
 
-def test_every_shared_astra_config_round_trips_through_the_native_file(shared, tmp_path):
-    results = shared / "reference-results"
-    cases = json.loads((results / "cases.json").read_text())
+def test_every_reference_astra_config_round_trips_through_the_native_file(tmp_path):
+    cases = json.loads((RESULTS / "cases.json").read_text())
     for combo in sorted({(c["network"], c["system"], c["memory"]) for c in cases}):
-        p = load_astra_platform(*(results / f for f in combo))
+        p = load_astra_platform(*(RESULTS / f for f in combo))
         assert _round_trip(tmp_path, p) == p
 
 

@@ -1,4 +1,4 @@
-"""Run ASTRA-sim reference cases (../shared/reference-results/cases.json) at the collective
+"""Run ASTRA-sim reference cases (reference-data/reference-results/cases.json) at the collective
 runtime level: one collective per rank, issued at t = 0 (the ``main`` and ``knob`` groups).
 
 The network YAML and system JSON are read minimally here until the config loaders land;
@@ -9,13 +9,13 @@ the workload's collective, rank count and size come from its directory name
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
+from tests.helpers.reference_data import RESULTS
 from trainsim.config.types import CollectiveImpl, DimSpec, NetworkSpec, Platform, SystemSpec
 from trainsim.engine import EventQueue
 from trainsim.enums import CommType
@@ -23,9 +23,7 @@ from trainsim.network import AnalyticalNetwork
 from trainsim.system.collective_api import CollectiveRequest
 from trainsim.system.collective_runtime import CollectiveRuntime
 
-SHARED = Path(os.environ.get("TRAINSIM_SHARED", Path(__file__).resolve().parents[3] / "shared"))
-REFERENCE = SHARED / "reference-results"
-CASES_JSON = REFERENCE / "cases.json"
+CASES_JSON = RESULTS / "cases.json"
 
 _COLLECTIVES = {
     "all_reduce": CommType.ALL_REDUCE,
@@ -37,8 +35,6 @@ _SIZE_UNITS = {"KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "B": 1}
 
 
 def load_cases() -> list[dict]:
-    if not CASES_JSON.exists():
-        return []
     return json.loads(CASES_JSON.read_text())
 
 
@@ -127,7 +123,7 @@ def run_case(case: dict, *, symmetry: bool = True) -> tuple[float, float]:
     if wl is None:
         raise ValueError(f"{case['name']}: not a one-collective workload")
     platform = Platform(
-        load_network(REFERENCE / case["network"]), load_system(REFERENCE / case["system"])
+        load_network(RESULTS / case["network"]), load_system(RESULTS / case["system"])
     )
     finish, _ = run_collective(platform, wl.comm_type, wl.size, symmetry=symmetry)
     return max(finish), min(finish)

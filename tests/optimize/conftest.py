@@ -1,22 +1,17 @@
-"""LIBRA's reference inputs (shared/reference-workloads/libra) and small synthetic networks."""
+"""LIBRA's reference inputs (reference-data/reference-workloads/libra) and small synthetic networks."""
 
-import os
 from pathlib import Path
 
-import pytest
-
+from tests.helpers.reference_data import WORKLOADS
 from trainsim.optimize.libra_inputs import load_communicator, load_network
 from trainsim.optimize.traffic import traffic_from_text
 
-SHARED = Path(os.environ.get("TRAINSIM_SHARED", Path(__file__).resolve().parents[2].parent / "shared"))
-LIBRA = SHARED / "reference-workloads" / "libra"
+LIBRA = WORKLOADS / "libra"
 
 
 def libra_path(*parts: str) -> Path:
-    path = LIBRA.joinpath(*parts)
-    if not path.exists():
-        pytest.skip(f"LIBRA reference input {path} is missing (shared/ not beside the repository)")
-    return path
+    """One of LIBRA's input files, e.g. ``libra_path("network", "3d_network.yml")``."""
+    return LIBRA.joinpath(*parts)
 
 
 def libra_case(workload: str, communicator: str, dims: str, pipelined: bool = True):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.reference_data import RESULTS
 from trainsim.cli.main import main
 from trainsim.config.types import CollectiveImpl, DimSpec, NetworkSpec, Platform, SystemSpec
 from trainsim.report.breakdown import breakdown, breakdown_dataframe
@@ -16,22 +17,20 @@ from trainsim.system.api import simulate
 from trainsim.workload.micro import data_parallel_workload
 
 ROOT = Path(__file__).resolve().parents[2]
-REF = ROOT.parent / "shared" / "reference-results"
 
 
 def _run_case(tmp_path, workload, system="1d_ring.json"):
     out = tmp_path / "r.json"
     code = main([
-        "run", f"--workload-configuration={REF / 'inputs/workload' / workload}",
-        f"--system-configuration={REF / 'inputs/system' / system}",
-        f"--network-configuration={REF / 'inputs/network/ring8.yml'}",
-        f"--remote-memory-configuration={REF / 'inputs/remote_memory.json'}", "--json", str(out), "-q",
+        "run", f"--workload-configuration={RESULTS / 'inputs/workload' / workload}",
+        f"--system-configuration={RESULTS / 'inputs/system' / system}",
+        f"--network-configuration={RESULTS / 'inputs/network/ring8.yml'}",
+        f"--remote-memory-configuration={RESULTS / 'inputs/remote_memory.json'}", "--json", str(out), "-q",
     ])
     assert code == 0
     return json.loads(out.read_text())
 
 
-@pytest.mark.skipif(not REF.is_dir(), reason="../shared is not beside the checkout")
 @pytest.mark.parametrize(
     ("workload", "compute_ns"),
     [("all_reduce/8npus_1MiB/et", 0), ("dp/8npus_8layers_64MiB/et", 8 * (100_000 + 200_000))],

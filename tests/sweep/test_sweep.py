@@ -196,7 +196,7 @@ def test_base_may_leave_a_key_to_an_axis(tmp_path):
 def test_sweep_whose_every_combination_fails_exits_2_with_the_first_error(tmp_path):
     spec = tmp_path / "s.yaml"
     spec.write_text(BASE + "  workload: {shift: {size_bytes: 8}}\naxes:\n  - {field: platform.system.preferred_dataset_split, name: c, values: [1, 2]}\n")
-    proc = _cli("sweep", str(spec), "-j", "1", "-q")
+    proc = _cli("sweep", str(spec), "--store", str(tmp_path / "s.sqlite"), "-j", "1", "-q")
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 2 and "Traceback" not in err and len(err.splitlines()) == 1, err
     assert "all 2 combinations that ran failed" in err and "unknown key 'preferred_dataset_split'" in err
@@ -204,10 +204,29 @@ def test_sweep_whose_every_combination_fails_exits_2_with_the_first_error(tmp_pa
 
 def test_first_error_is_printed_beside_the_counts(tmp_path):
     spec = write_spec(tmp_path / "s.yaml", bws=(-5, 10), sizes=(8,), filter="bw != 0")
-    proc = _cli("sweep", str(spec), "-j", "1")
+    proc = _cli("sweep", str(spec), "--store", str(tmp_path / "s.sqlite"), "-j", "1")
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
     assert "(1 error, 1 ok)" in out and "first error: " in out and "bandwidth" in out
+
+
+def test_the_store_is_named_never_guessed_beside_the_sweep_file(tmp_path):
+    """No default store: one beside the sweep file would write into the source tree
+    (examples/), and two sweep files of the same name would share one in a common folder."""
+    (tmp_path / "specs").mkdir()
+    spec = write_spec(tmp_path / "specs" / "s.yaml", bws=(10,), sizes=(8,))
+    proc = _cli("sweep", str(spec), "-j", "1", "-q")
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2 and "--store" in err, err
+    assert sorted(p.name for p in spec.parent.iterdir()) == ["s.yaml"]
+    proc = _cli("sweep", str(spec), "--store", str(tmp_path), "-j", "1", "-q")
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2 and "--store: " in err and "is a folder" in err and len(err.splitlines()) == 1, err
+    store = tmp_path / "results" / "new" / "s.sqlite"  # its folder is made, as --out's are
+    proc = _cli("sweep", str(spec), "--store", str(store), "-j", "1", "-q")
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0 and load_results(store)["status"].tolist() == ["ok"], err
+    assert sorted(p.name for p in spec.parent.iterdir()) == ["s.yaml"]
 
 
 def test_show_refuses_files_that_are_not_stores_and_leaves_them_alone(tmp_path):

@@ -2,16 +2,16 @@
 insertions per round there, ``window`` elsewhere (docs/collectives.md, "direct on a
 communicator group"; ``AllToAll::get_non_zero_latency_packets``), so a group's direct
 all-reduce reduces on every receive. Checked by hand and on ASTRA-sim's own result for a group
-that spans both dimensions of [Ring 4, Switch 4] (tests/data/astra_extra)."""
+that spans both dimensions of [Ring 4, Switch 4] (reference-data/reference-results/extra)."""
 
 from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import pytest
 
+from tests.helpers.reference_data import RESULTS
 from trainsim.cli.main import main
 from trainsim.config.astra import load_astra_platform
 from trainsim.config.types import CollectiveImpl, DimSpec, NetworkSpec, Platform, SystemSpec
@@ -23,7 +23,7 @@ from trainsim.system.collective_api import CollectiveRequest
 from trainsim.system.collective_runtime import CollectiveRuntime
 from trainsim.workload import read_workload
 
-CASE = Path(__file__).resolve().parents[1] / "data" / "astra_extra" / "commgroup_1list_direct"
+CASE = RESULTS / "extra" / "commgroup_1list_direct"
 
 E_FAST = 10  # a group's Local ring: MemBus' fixed "Fast" path, not endpoint-delay
 BW = 50 * 2**30 / 1e9  # bytes per ns

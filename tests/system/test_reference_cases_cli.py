@@ -1,22 +1,22 @@
-"""Every case of ../shared/reference-results/cases.json through `trainsim run` with ASTRA-sim's
+"""Every case of reference-data/reference-results/cases.json through `trainsim run` with ASTRA-sim's
 own input files (both backends, graph workloads included): exact to the ns where ASTRA-sim
 completed; where it failed, our result is checked against the rule that explains it."""
 
-import json
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.helpers.astra_cases import load_cases
+
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 
-from astra_reference import REFERENCE, run_case  # noqa: E402
+from astra_reference import run_case  # noqa: E402
 
-CASES = json.loads((REFERENCE / "cases.json").read_text()) if (REFERENCE / "cases.json").exists() else []
+CASES = load_cases()
 
 
-@pytest.mark.skipif(not CASES, reason="../shared/reference-results is not beside the checkout")
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_case(case, tmp_path):
     mx, mn, _ = run_case(case, tmp_path / "r.json")

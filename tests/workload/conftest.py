@@ -1,4 +1,4 @@
-"""Fixtures for the workload tests: the shared reference files and graph comparison."""
+"""Fixtures for the workload tests: the reference files (reference-data/) and graph comparison."""
 
 from __future__ import annotations
 
@@ -6,45 +6,21 @@ import dataclasses
 from pathlib import Path
 
 import numpy as np
-import pytest
 
+from tests.helpers.reference_data import REFERENCE_DATA, RESULTS, WORKLOADS
 from trainsim.workload import WorkloadGraph
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
-
-
-def _find_shared() -> Path | None:
-    """shared/ lies beside the repository (worktrees, CI) or inside it (device copies)."""
-    for candidate in (REPO_ROOT.parent / "shared", REPO_ROOT / "shared"):
-        if (candidate / "reference-workloads").is_dir():
-            return candidate
-    return None
-
-
-SHARED = _find_shared()
-needs_shared = pytest.mark.skipif(
-    SHARED is None, reason="shared/reference-workloads not found beside or inside the repository"
-)
 
 
 def reference_et_files() -> list[Path]:
     """Every .et file of reference-workloads/ and reference-results/inputs/workload/."""
-    if SHARED is None:
-        return []
-    roots = [SHARED / "reference-workloads", SHARED / "reference-results" / "inputs" / "workload"]
-    return sorted(p for root in roots if root.is_dir() for p in root.rglob("*.et"))
+    files = sorted(p for root in (WORKLOADS, RESULTS / "inputs" / "workload") for p in root.rglob("*.et"))
+    assert files, f"no .et files under {REFERENCE_DATA}"
+    return files
 
 
 def reference_id(path: Path) -> str:
-    assert SHARED is not None
-    return str(path.relative_to(SHARED))
+    return str(path.relative_to(REFERENCE_DATA))
 
-
-@pytest.fixture(scope="session")
-def shared() -> Path:
-    if SHARED is None:
-        pytest.skip("shared/reference-workloads not found beside or inside the repository")
-    return SHARED
 
 
 _NOT_CONTENT = {"source", "warnings"}

@@ -10,7 +10,7 @@ import typer
 from typer.core import TyperGroup
 
 from trainsim.cli.app import app
-from trainsim.cli.outputs import PLOT_SUFFIXES, check_output_file
+from trainsim.cli.outputs import PLOT_SUFFIXES, check_output_dir, check_output_file
 from trainsim.errors import ConfigError
 
 
@@ -30,7 +30,7 @@ app.add_typer(sweep_app, name="sweep")
 @sweep_app.command("run")
 def sweep_run(
     spec_path: Path = typer.Argument(..., help="Sweep file (YAML)."),
-    store_path: Path | None = typer.Option(None, "--store", help="SQLite store (default: SPEC with .sqlite)."),
+    store_path: Path = typer.Option(..., "--store", help="SQLite store for the results (made with its folder if missing); the same store again resumes."),
     jobs: int | None = typer.Option(None, "--jobs", "-j", help="Local worker processes (default: all cores)."),
     dask: str | None = typer.Option(None, "--dask", help="tcp://HOST:PORT of a Dask scheduler, or local:N."),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
@@ -51,7 +51,8 @@ def sweep_run(
     from trainsim.sweep.store import SweepStore
 
     spec = load_sweep(spec_path)
-    store_path = store_path or spec_path.with_suffix(".sqlite")
+    check_output_dir(store_path.parent, "--store")
+    check_output_file(store_path, "--store")
     console = Console(stderr=True)
     start = time.perf_counter()
     with SweepStore(store_path) as store:

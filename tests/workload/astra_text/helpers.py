@@ -1,44 +1,20 @@
-"""Helpers for the ASTRA-sim 1.0 text-workload tests: where the reference files are, a
-schema-independent decoder of Chakra ET files (varint framing + protobuf wire format, field
-numbers of chakra-format.md §1), and graph checks."""
+"""Helpers for the ASTRA-sim 1.0 text-workload tests: where the reference files are (in
+reference-data/), a schema-independent decoder of Chakra ET files (varint framing + protobuf
+wire format, field numbers of chakra-format.md §1), and graph checks."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import pytest
 
+from tests.helpers.reference_data import WORKLOADS
 from trainsim.workload.graph import WorkloadGraph
 
-_REPO = Path(__file__).resolve().parents[3]
-SHARED = Path(
-    os.environ.get(
-        "TRAINSIM_SHARED",
-        next(
-            (p for p in (_REPO.parent / "shared", _REPO / "shared") if p.is_dir()),
-            _REPO.parent / "shared",
-        ),
-    )
-)
-"""shared/ lies beside the repository (worktrees, CI) or inside it (device copies)."""
-REFS = SHARED / "reference-workloads"
-TEXT_DIR = REFS / "astra-sim-1.0-text"
-LIBRA_DIR = REFS / "libra" / "workload"
-GOLDEN_DIR = REFS / "generated-by-chakra-1.0.0" / "text-converter"
-
-
-needs_refs = pytest.mark.skipif(
-    not REFS.is_dir(), reason=f"reference data not found at {REFS} (set TRAINSIM_SHARED)"
-)
-
-
-def need(path: Path) -> Path:
-    if not path.exists():
-        pytest.skip(f"reference data not found at {path} (set TRAINSIM_SHARED)")
-    return path
+TEXT_DIR = WORKLOADS / "astra-sim-1.0-text"
+LIBRA_DIR = WORKLOADS / "libra" / "workload"
+GOLDEN_DIR = WORKLOADS / "generated-by-chakra-1.0.0" / "text-converter"
 
 
 def _varint(buf: bytes, pos: int) -> tuple[int, int]:

@@ -23,15 +23,11 @@ from tests.workload.astra_text.helpers import (
     GOLDEN_DIR,
     TEXT_DIR,
     deps_by_position,
-    need,
-    needs_refs,
     read_et,
 )
 from trainsim.enums import NodeType
 from trainsim.workload.astra_text import parse_text_workload, text_to_graphs
 from trainsim.workload.graph import WorkloadGraph
-
-pytestmark = needs_refs
 
 GOLDEN = [
     "microAllReduce",
@@ -51,14 +47,14 @@ DEP_DIFFERENCES = {
 
 
 def _ours(name: str, *, update_delays: bool) -> list[WorkloadGraph]:
-    wl = parse_text_workload(need(TEXT_DIR / f"{name}.txt"))
+    wl = parse_text_workload(TEXT_DIR / f"{name}.txt")
     return text_to_graphs(wl, 2, update_delays=update_delays)
 
 
 @pytest.mark.parametrize("rank", [0, 1])
 @pytest.mark.parametrize("name", GOLDEN)
 def test_same_nodes_as_chakra_converter(name: str, rank: int) -> None:
-    golden = read_et(need(GOLDEN_DIR / f"{name}.{rank}.et"))
+    golden = read_et(GOLDEN_DIR / f"{name}.{rank}.et")
     ours = _ours(name, update_delays=False)[rank]
     assert ours.rank == rank
     assert len(ours) == len(golden)

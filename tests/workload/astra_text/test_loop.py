@@ -8,16 +8,12 @@ import pytest
 from tests.workload.astra_text.helpers import (
     TEXT_DIR,
     deps_by_position,
-    need,
-    needs_refs,
     topological_order_exists,
 )
 from trainsim.enums import CommType, NodeType
 from trainsim.errors import ConfigError, TraceError
 from trainsim.workload.astra_text import parse_text, parse_text_workload, text_to_graphs
 from trainsim.workload.graph import WorkloadGraph
-
-pytestmark = needs_refs
 
 T, F = True, False
 FILES = {
@@ -35,7 +31,7 @@ FILES = {
 
 
 def graph_of(name: str, *, sizes=(2, 4), passes: int = 1, update_delays: bool = True, npus=None):
-    wl = parse_text_workload(need(TEXT_DIR / f"{name}.txt"))
+    wl = parse_text_workload(TEXT_DIR / f"{name}.txt")
     npus = npus or (sizes[0] * sizes[1] if sizes else 8)
     return text_to_graphs(
         wl, npus, dim_sizes=sizes, num_passes=passes, update_delays=update_delays

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.workload.astra_text.helpers import LIBRA_DIR, TEXT_DIR, need
+from tests.workload.astra_text.helpers import LIBRA_DIR, TEXT_DIR
 from trainsim.errors import TraceError
 from trainsim.workload.astra_text import Phase, parse_text, parse_text_workload
 
@@ -27,7 +27,7 @@ LIBRA = {"DLRM": 20, "GPT_3": 18, "MSFT_1T": 18, "ResNet_50": 54, "Turing_NLG": 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_every_astra_sim_text_workload_parses(name: str) -> None:
-    wl = parse_text_workload(need(TEXT_DIR / f"{name}.txt"))
+    wl = parse_text_workload(TEXT_DIR / f"{name}.txt")
     mode, count = EXPECTED[name]
     assert wl.mode == mode
     assert len(wl.layers) == count
@@ -36,11 +36,11 @@ def test_every_astra_sim_text_workload_parses(name: str) -> None:
 
 
 def test_all_ten_reference_files_are_covered() -> None:
-    assert sorted(p.stem for p in need(TEXT_DIR).glob("*.txt")) == sorted(EXPECTED)
+    assert sorted(p.stem for p in TEXT_DIR.glob("*.txt")) == sorted(EXPECTED)
 
 
 def test_header_parameters() -> None:
-    dlrm = parse_text_workload(need(TEXT_DIR / "DLRM_HybridParallel.txt"))
+    dlrm = parse_text_workload(TEXT_DIR / "DLRM_HybridParallel.txt")
     assert dlrm.dlrm_last_bottom_layer == 4
     first = dlrm.layers[0]
     assert (first.name, first.fwd, first.ig, first.wg, first.update_cycles) == (
@@ -70,7 +70,7 @@ def test_header_parameters() -> None:
 
 @pytest.mark.parametrize("name", sorted(LIBRA))
 def test_libra_layers_only_workloads_parse(name: str) -> None:
-    wl = parse_text_workload(need(LIBRA_DIR / f"{name}.txt"))
+    wl = parse_text_workload(LIBRA_DIR / f"{name}.txt")
     assert wl.mode is None
     assert len(wl.layers) == LIBRA[name]
     assert wl.layers[0].line == 1

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.helpers.reference_data import REFERENCE_DATA
 from trainsim.errors import TraceError
 from trainsim.workload import TraceWarning, read_rank
 from trainsim.workload.chakra.wire import encode_varint
@@ -113,9 +114,9 @@ def test_random_bytes_after_metadata_never_escape_as_other_errors(tmp_path, tail
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(data=st.data())
-def test_corrupted_real_files_never_escape_as_other_errors(shared, tmp_path, data):
+def test_corrupted_real_files_never_escape_as_other_errors(tmp_path, data):
     original = (
-        shared
+        REFERENCE_DATA
         / "reference-workloads/astra-sim-examples/custom_ring_allreduce_8npus_1MB/custom_allreduce.0.et"
     ).read_bytes()
     content = bytearray(original)

@@ -22,7 +22,7 @@ from trainsim.workload.chakra import encode_nodes_with_messages, encode_rank_fil
 from trainsim.workload.chakra.wire import encode_varint
 from trainsim.workload.generate import Parallelism, generate
 
-from ..conftest import needs_shared, reference_et_files, reference_id
+from ..conftest import reference_et_files, reference_id
 from ..generate.conftest import toy
 from .test_write import _every_attribute_graph, _node, frames
 
@@ -58,7 +58,6 @@ def quiet_read(path: Path, **options: str) -> WorkloadGraph:
 # --- writer --------------------------------------------------------------------------------------
 
 
-@needs_shared
 @pytest.mark.parametrize("path", reference_et_files(), ids=reference_id)
 def test_reference_graphs_are_written_as_message_objects_write_them(path):
     assert_same_bytes(quiet_read(path))
@@ -159,7 +158,6 @@ def read_with_messages(monkeypatch):
     return read
 
 
-@needs_shared
 @pytest.mark.parametrize("path", reference_et_files(), ids=reference_id)
 def test_reference_files_read_as_message_parsing_reads_them(path, read_with_messages):
     assert read_outcome(path) == read_with_messages(path)

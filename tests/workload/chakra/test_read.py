@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.helpers.reference_data import REFERENCE_DATA
 from trainsim.enums import CommType, NodeType
 from trainsim.errors import TraceError
 from trainsim.workload import (
@@ -23,7 +24,7 @@ from trainsim.workload import (
     write_workload,
 )
 
-from ..conftest import needs_shared, reference_et_files, reference_id
+from ..conftest import reference_et_files, reference_id
 
 LEGACY = {
     "reference-workloads/astra-sim-legacy-2024/resnet_dp/Resnet50_DataParallel.0.et": (
@@ -42,7 +43,6 @@ LEGACY = {
 """The one warning each reference file gives (rank 1 files as their rank 0 twin); others give none."""
 
 
-@needs_shared
 @pytest.mark.parametrize("path", reference_et_files(), ids=reference_id)
 def test_every_reference_file_reads(path: Path):
     with warnings.catch_warnings():
@@ -55,17 +55,16 @@ def test_every_reference_file_reads(path: Path):
     assert graph.warnings == ([expected] if expected else [])
 
 
-@needs_shared
 @pytest.mark.parametrize("name", sorted(LEGACY))
-def test_legacy_problems_are_emitted_as_trace_warnings_naming_the_file(shared, name):
+def test_legacy_problems_are_emitted_as_trace_warnings_naming_the_file(name):
     with pytest.warns(TraceWarning) as record:
-        read_rank(shared / name)
-    assert [str(w.message) for w in record] == [f"{shared / name}: {LEGACY[name]}"]
+        read_rank(REFERENCE_DATA / name)
+    assert [str(w.message) for w in record] == [f"{REFERENCE_DATA / name}: {LEGACY[name]}"]
 
 
-def test_microbenchmark_all_reduce_attributes(shared):
+def test_microbenchmark_all_reduce_attributes():
     graph = read_rank(
-        shared
+        REFERENCE_DATA
         / "reference-workloads/astra-sim-examples/microbenchmarks/all_reduce/4npus_1MB/all_reduce.1.et"
     )
     assert graph.rank == 1
@@ -77,9 +76,9 @@ def test_microbenchmark_all_reduce_attributes(shared):
     assert graph.extra == [b""]
 
 
-def test_send_recv_attributes_of_the_custom_ring(shared):
+def test_send_recv_attributes_of_the_custom_ring():
     graph = read_rank(
-        shared
+        REFERENCE_DATA
         / "reference-workloads/astra-sim-examples/custom_ring_allreduce_8npus_1MB/custom_allreduce.0.et"
     )
     assert len(graph) == 35
@@ -91,10 +90,10 @@ def test_send_recv_attributes_of_the_custom_ring(shared):
     assert np.all(graph.comm_size[sends | recvs] == 131_072)
 
 
-def test_legacy_involved_dim_bool_list_and_durations(shared):
+def test_legacy_involved_dim_bool_list_and_durations():
     with pytest.warns(TraceWarning):
         graph = read_rank(
-            shared
+            REFERENCE_DATA
             / "reference-workloads/astra-sim-legacy-2024/resnet_dp/Resnet50_DataParallel.0.et"
         )
     assert len(graph.involved_dim) == 54
@@ -134,17 +133,17 @@ def test_data_only_policy_keeps_ctrl_deps_but_does_not_follow_them(pytorch_trace
     assert graph.deps_of(pos) == graph.deps_of(pos, ctrl=False)
 
 
-def test_unknown_ctrl_policy_is_a_value_error(shared):
+def test_unknown_ctrl_policy_is_a_value_error():
     with pytest.raises(ValueError, match="ctrl_deps"):
         read_rank(
-            shared / "reference-results/inputs/workload/all_reduce/8npus_1MiB/et.0.et",
+            REFERENCE_DATA / "reference-results/inputs/workload/all_reduce/8npus_1MiB/et.0.et",
             ctrl_deps="all",
         )
 
 
-def test_gzip_is_detected_by_magic(shared, tmp_path):
+def test_gzip_is_detected_by_magic(tmp_path):
     plain = (
-        shared
+        REFERENCE_DATA
         / "reference-workloads/astra-sim-examples/custom_ring_allreduce_8npus_1MB/custom_allreduce.3.et"
     )
     packed = tmp_path / "ring.3.et"  # no .gz suffix: detection is by content
@@ -154,8 +153,8 @@ def test_gzip_is_detected_by_magic(shared, tmp_path):
     assert a.ids.tolist() == b.ids.tolist() and a.extra == b.extra and a.names == b.names
 
 
-def test_read_workload_shares_identical_files(shared):
-    prefix = shared / "reference-results/inputs/workload/all_reduce/8npus_1MiB/et"
+def test_read_workload_shares_identical_files():
+    prefix = REFERENCE_DATA / "reference-results/inputs/workload/all_reduce/8npus_1MiB/et"
     assert count_rank_files(prefix) == 8
     graphs = read_workload(prefix, 8)
     assert [g.rank for g in graphs] == list(range(8))
@@ -163,18 +162,18 @@ def test_read_workload_shares_identical_files(shared):
     assert all(g.ids is graphs[0].ids and g.extra is graphs[0].extra for g in graphs)
 
 
-def test_read_workload_counts_ranks_when_npus_is_not_given(shared):
+def test_read_workload_counts_ranks_when_npus_is_not_given():
     graphs = read_workload(
-        shared
+        REFERENCE_DATA
         / "reference-workloads/astra-sim-examples/custom_ring_allreduce_8npus_1MB/custom_allreduce"
     )
     assert len(graphs) == 8
     assert len({id(g.ids) for g in graphs}) == 8  # distinct files, distinct graphs
 
 
-def test_identical_legacy_files_warn_once_for_all(shared, tmp_path):
+def test_identical_legacy_files_warn_once_for_all(tmp_path):
     source = (
-        shared / "reference-workloads/astra-sim-legacy-2024/resnet_dp/Resnet50_DataParallel.0.et"
+        REFERENCE_DATA / "reference-workloads/astra-sim-legacy-2024/resnet_dp/Resnet50_DataParallel.0.et"
     )
     for rank in range(3):
         shutil.copyfile(source, tmp_path / f"w.{rank}.et")
@@ -184,8 +183,8 @@ def test_identical_legacy_files_warn_once_for_all(shared, tmp_path):
     assert "(and 2 identical rank files)" in str(record[0].message)
 
 
-def test_missing_rank_file_names_the_file_and_the_expected_count(shared, tmp_path):
-    source = shared / "reference-results/inputs/workload/all_reduce/8npus_1MiB"
+def test_missing_rank_file_names_the_file_and_the_expected_count(tmp_path):
+    source = REFERENCE_DATA / "reference-results/inputs/workload/all_reduce/8npus_1MiB"
     for rank in (0, 1, 3):
         shutil.copyfile(source / f"et.{rank}.et", tmp_path / f"et.{rank}.et")
     assert count_rank_files(tmp_path / "et") == 2
@@ -200,9 +199,9 @@ def test_no_rank_files_at_all(tmp_path):
         read_workload(tmp_path / "nothing")
 
 
-def test_write_workload_encodes_shared_graphs_once_and_reads_back(shared, tmp_path):
+def test_write_workload_encodes_shared_graphs_once_and_reads_back(tmp_path):
     graphs = read_workload(
-        shared / "reference-results/inputs/workload/dp/8npus_8layers_64MiB/et", 8
+        REFERENCE_DATA / "reference-results/inputs/workload/dp/8npus_8layers_64MiB/et", 8
     )
     paths = write_workload(tmp_path / "out" / "dp", graphs)
     assert [p.name for p in paths] == [f"dp.{r}.et" for r in range(8)]

@@ -12,11 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.helpers.reference_data import REFERENCE_DATA
 from trainsim.enums import CommType, NodeType
 from trainsim.errors import TraceError
 from trainsim.workload import GraphBuilder, TraceWarning, WorkloadGraph, read_rank, write_rank
 
-from ..conftest import graph_differences, needs_shared, reference_et_files, reference_id
+from ..conftest import graph_differences, reference_et_files, reference_id
 
 # --- a schema-independent protobuf wire decoder ------------------------------------------------
 
@@ -157,9 +158,9 @@ def test_node_order_in_the_file_is_ascending_id_whatever_the_input(tmp_path):
     assert [wire_fields(n)[0] for n in nodes] == [(1, VARINT, 2), (1, VARINT, 7), (1, VARINT, 9)]
 
 
-def test_all_reduce_microbenchmark_is_reproduced_byte_for_byte(shared, tmp_path):
+def test_all_reduce_microbenchmark_is_reproduced_byte_for_byte(tmp_path):
     reference = (
-        shared
+        REFERENCE_DATA
         / "reference-workloads/astra-sim-examples/microbenchmarks/all_reduce/4npus_1MB/all_reduce.1.et"
     )
     builder = GraphBuilder()
@@ -184,7 +185,6 @@ def _canonical_reference_files() -> list[Path]:
     ]
 
 
-@needs_shared
 @pytest.mark.parametrize("path", _canonical_reference_files(), ids=reference_id)
 def test_canonical_files_are_rewritten_byte_for_byte(path, tmp_path):
     assert write_rank(tmp_path / path.name, read_rank(path)).read_bytes() == path.read_bytes()
@@ -202,7 +202,6 @@ def _assert_round_trip(path: Path, tmp_path: Path, **read_options: str) -> Workl
     return second
 
 
-@needs_shared
 @pytest.mark.parametrize("path", reference_et_files(), ids=reference_id)
 def test_read_write_read_keeps_everything(path, tmp_path):
     _assert_round_trip(path, tmp_path)
@@ -226,9 +225,9 @@ def test_pytorch_trace_round_trips_and_is_written_strictly(pytorch_trace, tmp_pa
                 assert (number, wire_type) == EXPECTED_ATTRIBUTE_FIELDS[name]
 
 
-def test_metadata_read_is_kept_and_default_metadata_is_not_empty(shared, tmp_path):
+def test_metadata_read_is_kept_and_default_metadata_is_not_empty(tmp_path):
     source = (
-        shared / "reference-workloads/generated-by-chakra-1.0.0/text-converter/microAllReduce.0.et"
+        REFERENCE_DATA / "reference-workloads/generated-by-chakra-1.0.0/text-converter/microAllReduce.0.et"
     )
     graph = read_rank(source)
     kept = frames(write_rank(tmp_path / "m.0.et", graph).read_bytes())[0]
@@ -321,11 +320,11 @@ def test_any_built_graph_round_trips(tmp_path_factory, nodes, data):
         assert graph_differences(graph, read_rank(path)) == []
 
 
-def test_write_workload_writes_distinct_graphs_each_to_its_rank(shared, tmp_path):
+def test_write_workload_writes_distinct_graphs_each_to_its_rank(tmp_path):
     from trainsim.workload import read_workload, write_workload
 
     prefix = (
-        shared
+        REFERENCE_DATA
         / "reference-workloads/astra-sim-examples/custom_ring_allreduce_8npus_1MB/custom_allreduce"
     )
     graphs = read_workload(prefix, 8)
