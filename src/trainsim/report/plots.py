@@ -43,8 +43,8 @@ def breakdown_bars(document: dict[str, Any], out: Path) -> Path:
 def utilization_over_time(document: dict[str, Any], out: Path) -> Path | None:
     """Per-dimension network utilization over time (needs the ``dims`` section)."""
     dims = document.get("dims")
-    if not dims:
-        return None
+    if not dims or not any(dim["utilization"] for dim in dims):
+        return None  # no dimension, or a run of zero length
     fig, ax = plt.subplots(figsize=(7, 3.5))
     for dim in dims:
         t = [p[0] * 1e6 for p in dim["utilization"]]

@@ -157,11 +157,8 @@ class Executor:
                 system.local_mem_bw,
                 compat_astra=self.compat_astra,
             )
-        elif self.compat_astra:
-            # ASTRA-sim: duration_micros x 1000 ns, and a zero duration takes 1 ns
-            duration = float(round(graph.duration_s[pos] * 1e9)) or 1.0
         else:
-            duration = float(graph.duration_s[pos]) * 1e9
+            duration = self._replay_ns(float(graph.duration_s[pos]))
         if is_cpu:
             state.cpu_ns += duration
         else:
@@ -240,13 +237,21 @@ class Executor:
             group_name=group_name,
             involved_dims=graph.involved_dim.get(pos),
             priority=int(graph.comm_priority[pos]),
-            duration_ns=float(graph.duration_s[pos]) * 1e9,
+            duration_ns=self._replay_ns(float(graph.duration_s[pos])),
             name=graph.names[pos],
         )
         self._comm_started(state)
         self.collectives.issue(request, self._recv_done, (state, pos))
 
     # -- helpers ---------------------------------------------------------------------------
+
+    def _replay_ns(self, duration_s: float) -> float:
+        """A replayed node's time (a compute node without the roofline, a replayed broadcast):
+        its recorded duration; ASTRA-sim (``Workload::issue_replay``, the BROADCAST branch of
+        ``issue_coll_comm``) takes duration_micros x 1000 ns, and 1 ns for a zero duration."""
+        if self.compat_astra:
+            return float(round(duration_s * 1e9)) or 1.0
+        return duration_s * 1e9
 
     def _group_members(self, state: RankState, pos: int, group_name: str) -> tuple[int, ...] | None:
         groups = self.platform.comm_groups
