@@ -4,8 +4,15 @@ summary's digits, every collective in the JSON, plain text when piped."""
 import json
 import subprocess
 import sys
+from pathlib import Path
 
-from .test_run import _run, _write_inputs
+import pytest
+
+from trainsim.cli.main import main
+
+from .test_run import EXAMPLE, ROOT, _run, _write_inputs
+
+DATA = ROOT / "tests" / "data"
 
 
 def _broadcast(b, rank):
@@ -40,3 +47,48 @@ def test_a_replayed_broadcast_of_no_duration_takes_1_ns_as_in_astra_sim(tmp_path
         assert proc.returncode == 0, proc.stderr
         finish[mode] = {round(r["finish_s"] * 1e9) for r in json.loads((d / f"{mode}.json").read_text())["ranks"]}
     assert finish == {"astra": {1}, "default": {0}}
+
+
+ASTRA_TEMPLATE = DATA / "astra_regression_template"
+ASTRA_STATS = ("finished, ", "Wall time: ", "Comm time: ")
+
+
+def _astra_flags(d: Path) -> list[str]:
+    return [
+        f"--workload-configuration={d / 'workload' / 'all_reduce'}",
+        f"--system-configuration={d / 'system_cfg.json'}",
+        f"--network-configuration={d / 'network_cfg.yml'}",
+        f"--remote-memory-configuration={d / 'remote_memory_cfg.json'}",
+    ]
+
+
+def _sys_lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith("sys[") and any(k in line for k in ASTRA_STATS)]
+
+
+@pytest.mark.parametrize("backend", ["congestion_aware", "congestion_unaware"])
+def test_astra_inputs_print_astra_sims_per_rank_lines(capsys, backend):
+    """ASTRA-sim's regression template: its stdout's result lines, to the character."""
+    expected = _sys_lines((ASTRA_TEMPLATE / "expected_stdout.txt").read_text())
+    assert len(expected) == 3 * 8 and "sys[7] finished, 117780 cycles, exposed communication 117780 cycles." in expected
+    assert main(["run", *_astra_flags(ASTRA_TEMPLATE), "--backend", backend]) == 0
+    out = capsys.readouterr().out
+    assert _sys_lines(out) == expected
+    assert "makespan" in out  # the summary table follows
+
+
+def test_the_lines_are_asked_for_on_a_platform_file_and_refused_on_astra_files(capsys):
+    native = ["run", str(EXAMPLE / "platform.yaml"), "--workload", str(EXAMPLE / "workload" / "ring")]
+    assert main(native) == 0
+    assert "sys[" not in capsys.readouterr().out
+    assert main([*native, "--astra-output"]) == 0
+    lines = _sys_lines(capsys.readouterr().out)
+    # the example by hand (tests/cli/test_run.py): 90,174 ns, of which 7 x 7,000 ns compute
+    assert lines[:3] == [
+        "sys[0] finished, 90174 cycles, exposed communication 41174 cycles.",
+        "sys[0], Wall time: 90174",
+        "sys[0], Comm time: 41174",
+    ]
+    assert len([line for line in lines if "finished" in line]) == 8
+    assert main(["run", *_astra_flags(ASTRA_TEMPLATE), "--no-astra-output"]) == 0
+    assert "sys[" not in capsys.readouterr().out

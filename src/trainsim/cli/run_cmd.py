@@ -1,7 +1,9 @@
 """`trainsim run`: ASTRA-sim's flags unchanged, or the native form ``run PLATFORM --workload``.
 
-Prints a per-rank summary (ranks with identical times are folded into one row) in human units;
-``--json PATH`` writes the result object of :func:`trainsim.system.api.run`.
+Prints a per-rank summary (ranks with identical times are folded into one row) in human units,
+after ASTRA-sim's own per-rank lines (``sys[N] finished, ...``: report/astra_lines.py) when the
+inputs are ASTRA-sim's files or ``--astra-output`` asks; ``--json PATH`` writes the result
+object of :func:`trainsim.system.api.run`.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ def run_command(
     trace_path: Path | None = typer.Option(None, "--trace", help="Write a Perfetto / Chrome-trace JSON timeline."),
     expand: bool = typer.Option(False, "--expand", help="In the timeline, one process per rank (default: identical ranks folded)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
+    astra_output: bool | None = typer.Option(None, "--astra-output/--no-astra-output", help="Before the summary, ASTRA-sim's per-rank lines ('sys[N] finished, X cycles, exposed communication Y cycles.', whole ns); default: on for ASTRA-sim's files, off for a platform file."),
 ) -> None:
     """Simulate one training step of a workload on a platform."""
     from rich.console import Console
@@ -94,8 +97,13 @@ def run_command(
             typer.echo(text)
             return
         json_path.write_text(text + "\n")
-    if not quiet:
-        print_summary(Console(), result.ranks, result.makespan_s)
+    if quiet:
+        return
+    if astra_output if astra_output is not None else platform is None:
+        from trainsim.report.astra_lines import astra_rank_lines
+
+        typer.echo("\n".join(astra_rank_lines(result)))
+    print_summary(Console(), result.ranks, result.makespan_s)
 
 
 class ProgressDisplay:
