@@ -74,7 +74,7 @@ def test_astra_inputs_print_astra_sims_per_rank_lines(capsys, backend):
     assert main(["run", *_astra_flags(ASTRA_TEMPLATE), "--backend", backend]) == 0
     out = capsys.readouterr().out
     assert _sys_lines(out) == expected
-    assert "makespan" in out  # the summary table follows
+    assert "makespan 117.780 us" in out  # the summary follows, with every digit to the ns
 
 
 def test_the_lines_are_asked_for_on_a_platform_file_and_refused_on_astra_files(capsys):

@@ -20,7 +20,7 @@ from trainsim.cli.app import app
 from trainsim.cli.outputs import check_output_file
 from trainsim.errors import ConfigError
 from trainsim.system.modes import COMPAT_MODES, backend_names
-from trainsim.units import human_time
+from trainsim.units import human_time, precise_time
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -151,18 +151,19 @@ class ProgressDisplay:
 def print_summary(
     console: Console, ranks: Sequence[RankResult], makespan_s: float, *, title: str | None = None, max_rows: int = 20
 ) -> None:
-    """A table of per-rank times; ranks with identical times share a row, the slowest first."""
+    """A table of per-rank times; ranks with identical times share a row, the slowest first.
+    Times keep every digit down to the ns (``precise_time``), so that runs can be compared."""
     from rich.table import Table
 
     rows: dict[tuple[float, ...], list[int]] = {}
     for r in ranks:
         rows.setdefault((r.finish_s, r.compute_s, r.comm_s, r.exposed_comm_s), []).append(r.rank)
-    table = Table(title=title or f"{len(ranks)} ranks, makespan {human_time(makespan_s)}")
+    table = Table(title=title or f"{len(ranks)} ranks, makespan {precise_time(makespan_s)}")
     for name in ("ranks", "finish", "compute", "communication", "exposed comm"):
         table.add_column(name, justify="right")
     shown = sorted(rows.items(), key=lambda item: -item[0][0])  # slowest classes first
     for (finish, compute, comm, exposed), members in shown[:max_rows]:
-        table.add_row(_rank_ranges(members), human_time(finish), human_time(compute), human_time(comm), human_time(exposed))
+        table.add_row(_rank_ranges(members), *(precise_time(t) for t in (finish, compute, comm, exposed)))
     if len(shown) > max_rows:
         table.caption = f"{len(shown) - max_rows} more classes of ranks (finishing earlier) not shown; --json has every rank"
     console.print(table)
