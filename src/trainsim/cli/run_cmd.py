@@ -8,7 +8,6 @@ object of :func:`trainsim.system.api.run`.
 
 from __future__ import annotations
 
-import json
 import time
 import warnings
 from pathlib import Path
@@ -84,15 +83,16 @@ def run_command(
         write_trace(trace_path, result, expand=expand)
     if json_path is not None:
         from trainsim.report.breakdown import breakdown
-        from trainsim.report.collectives import collective_rows
+        from trainsim.report.collectives import collective_table
+        from trainsim.report.document import dumps
         from trainsim.report.utilization import injection_utilization
 
         document = result.to_dict()
         document["breakdown"] = [b.to_dict() for b in breakdown(result)]
-        document["collectives"] = collective_rows(result, plat.network)
+        document["collectives"] = collective_table(result, plat.network)
         document["dims"] = injection_utilization(result, plat.network)
         document["inputs"] = {"platform": str(platform) if platform else None, "workload": prefix, "network": str(network_configuration) if network_configuration else None, "system": str(system_configuration) if system_configuration else None, "backend": backend, "compat": compat or plat.compat}
-        text = json.dumps(document, indent=1)
+        text = dumps(document)
         if str(json_path) == "-":
             typer.echo(text)
             return

@@ -10,6 +10,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from trainsim.report.collectives import rows_of  # noqa: E402
 from trainsim.units import human_time  # noqa: E402
 
 
@@ -63,7 +64,7 @@ def utilization_over_time(document: dict[str, Any], out: Path) -> Path | None:
 
 def collective_bandwidth(document: dict[str, Any], out: Path) -> Path | None:
     """Achieved bus bandwidth of each collective against its size (needs ``collectives``)."""
-    colls = [c for c in document.get("collectives", []) if c.get("busbw_gbps") is not None]
+    colls = [c for c in rows_of(document.get("collectives")) if c.get("busbw_gbps") is not None]
     if not colls:
         return None
     fig, ax = plt.subplots(figsize=(6, 4))
