@@ -156,9 +156,9 @@ def generate_command(
         json_path.write_text(json.dumps(summary, indent=1) + "\n")
     if not quiet:
         _print(workload, spec.name, par.world, device)
-        from rich.console import Console
+        from trainsim.cli.console import stdout_console
 
-        console = Console()
+        console = stdout_console()
         if out is not None:
             console.print(f"wrote {par.world} rank files {out}.<rank>.et and {out}.comm_groups.json in {human_time(summary['write_s'])}")
         if run is not None:
@@ -167,10 +167,11 @@ def generate_command(
 
 
 def _print(workload: GeneratedWorkload, name: str, world: int, device: str) -> None:
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    from trainsim.cli.console import stdout_console
+
+    console = stdout_console()
     table = Table(title=f"{name} on {world} ranks ({device}): {workload.info['microbatches']} micro-batches per step")
     for col in ("stage", "nodes", "compute", "weights GB", "grads GB", "optimizer GB", "activations GB", "total GB"):
         table.add_column(col, justify="right")

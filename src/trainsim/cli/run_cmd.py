@@ -103,7 +103,9 @@ def run_command(
         from trainsim.report.astra_lines import astra_rank_lines
 
         typer.echo("\n".join(astra_rank_lines(result)))
-    print_summary(Console(), result.ranks, result.makespan_s)
+    from trainsim.cli.console import stdout_console
+
+    print_summary(stdout_console(), result.ranks, result.makespan_s)
 
 
 class ProgressDisplay:
@@ -169,8 +171,9 @@ def print_summary(
     console.print(table)
 
 
-def _rank_ranges(ranks: list[int]) -> str:
-    """``[0, 1, 2, 5]`` -> ``"0-2, 5"``."""
+def _rank_ranges(ranks: list[int], width: int = 40) -> str:
+    """``[0, 1, 2, 5]`` -> ``"0-2, 5"``; past ``width`` characters, the ranges that fit and how
+    many more there are (never a number cut in two)."""
     parts = []
     start = prev = ranks[0]
     for r in ranks[1:] + [None]:  # type: ignore[list-item]
@@ -181,4 +184,9 @@ def _rank_ranges(ranks: list[int]) -> str:
         if r is not None:
             start = prev = r
     text = ", ".join(parts)
-    return text if len(text) <= 40 else text[:37] + "..."
+    if len(text) <= width:
+        return text
+    shown: list[str] = []
+    while len(", ".join([*shown, parts[len(shown)]])) <= width - 16:  # room for ", ... (N more)"
+        shown.append(parts[len(shown)])
+    return ", ".join([*shown, f"... ({len(parts) - len(shown)} more)"])

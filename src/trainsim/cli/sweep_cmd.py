@@ -91,9 +91,9 @@ def sweep_show(
     metrics: str | None = typer.Option(None, "--metrics", help="Metric columns to print, comma-separated (default: the sort metric and makespan_s)."),
 ) -> None:
     """Print the best rows of a sweep store."""
-    from rich.console import Console
     from rich.table import Table
 
+    from trainsim.cli.console import stdout_console
     from trainsim.sweep.evaluate import METRICS
     from trainsim.sweep.results import best_rows, export, load_results, where
 
@@ -116,7 +116,7 @@ def sweep_show(
         table.add_column(str(col))
     for _, row in best.iterrows():
         table.add_row(*(_fmt(row[c]) for c in cols))
-    Console().print(table)
+    stdout_console().print(table)
     failed = frame[frame["status"] != "ok"] if not frame.empty else frame
     if len(failed):
         typer.echo(f"{len(failed)} combinations did not run; first: {failed.iloc[0]['error']}")
