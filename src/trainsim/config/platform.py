@@ -30,7 +30,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from trainsim.config.astra import cross_check, parse_comm_groups
-from trainsim.config.checks import show
+from trainsim.config.checks import did_you_mean, show
 from trainsim.config.files import load_yaml_mapping, read_text, yaml_line
 from trainsim.config.platform_models import MEMORY_MODES, FabricModel, PlatformModel
 from trainsim.config.types import (
@@ -94,8 +94,9 @@ def _problem(err: Any, text: str | None) -> tuple[str | None, str]:
         detail = "missing; expected this key"
     elif err["type"] == "extra_forbidden":
         parent = _model_at(loc[:-1])
-        known = ", ".join(parent.model_fields) if parent else "the documented keys"
-        detail = f"unknown key {loc[-1]!r}; expected one of {known}"
+        fields = list(parent.model_fields) if parent else []
+        known = ", ".join(fields) or "the documented keys"
+        detail = f"unknown key {loc[-1]!r}; expected one of {known}{did_you_mean(loc[-1], fields)}"
     elif isinstance(err.get("input"), dict):
         detail = msg
     else:
@@ -111,7 +112,9 @@ def parse_platform(data: dict[str, Any], file: str, *, text: str | None = None) 
     try:
         model = PlatformModel.model_validate(data)
     except ValidationError as exc:
-        raise PlatformValidationError(file, [_problem(e, text) for e in exc.errors()]) from None
+        # an unknown key first: a misspelt key is also a missing one, and its "did you mean" says both
+        errors = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")
+        raise PlatformValidationError(file, [_problem(e, text) for e in errors]) from None
     return _to_platform(model, file)
 
 
