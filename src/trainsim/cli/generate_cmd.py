@@ -19,7 +19,7 @@ from trainsim.cli.app import app
 from trainsim.cli.outputs import check_output_file, check_output_prefix
 from trainsim.errors import ConfigError
 from trainsim.system.modes import backend_names
-from trainsim.units import GB, human_time
+from trainsim.units import GB, human_time, precise_time
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -189,7 +189,7 @@ def _print(workload: GeneratedWorkload, name: str, world: int, device: str) -> N
 def _print_run(console: Console, run: GeneratedRun, simulation: dict[str, Any]) -> None:
     from trainsim.cli.run_cmd import print_summary
 
-    title = f"step {human_time(run.makespan_s)}, {run.ranks_simulated} of {run.world} ranks simulated"
+    title = f"step {precise_time(run.makespan_s)}, {run.ranks_simulated} of {run.world} ranks simulated"
     print_summary(console, run.ranks, run.makespan_s, title=title)
     if run.mode == "replica slice":
         console.print(
