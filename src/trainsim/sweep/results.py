@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from trainsim.errors import ConfigError
+from trainsim.extras import require
 from trainsim.sweep.store import open_existing
 from trainsim.units import MS, NS, US, precise_time
 
@@ -22,8 +23,7 @@ NAMED_UNITS = {"tflops_per_gpu": "TFLOP/s"}
 def load_results(store_path: str | Path) -> Any:
     """All rows of a sweep store as a pandas DataFrame (one column per axis and metric);
     ``frame.attrs["axis_fields"]`` maps each axis name to the field it sets."""
-    import pandas as pd
-
+    pd = require("pandas", "reading sweep results")
     with open_existing(store_path) as store:
         frame = pd.DataFrame(store.rows())
         frame.attrs["axis_fields"] = store.get_meta("axis_fields") or {}
