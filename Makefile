@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 	touch $@
 
 $(TEST_STAMP): $(STAMP)
-	$(PY) -m pip install -q -e '.[test,dask]'
+	$(PY) -m pip install -q -e '.[test,dask,sweep,repurpose]'
 	touch $@
 
 run: $(STAMP)

@@ -87,3 +87,8 @@ class DeadlockError(TrainsimError):
         if len(self.blocked) > limit:
             lines.append(f"  ... and {len(self.blocked) - limit} more blocked nodes")
         super().__init__("\n".join(lines))
+
+
+class MissingExtraError(TrainsimError):
+    """An optional dependency is not installed: names the extra of ``pyproject.toml`` that
+    installs it (``pip install 'trainsim[sweep]'``)."""

@@ -34,6 +34,26 @@ def human_time(seconds: float) -> str:
     return f"{seconds / NS:.4g} ns"
 
 
+def precise_time(seconds: float) -> str:
+    """A duration in a readable unit with every digit down to the nanosecond, for comparing
+    runs: ``117.780 us``, ``7.321456789 s``, ``512 ns``; a time that is not a whole number of
+    nanoseconds (the default mode's exact arithmetic) keeps 10 significant digits."""
+    if seconds == 0:
+        return "0 s"
+    scale, unit, decimals = next(u for u in _PRECISE_UNITS if abs(seconds) >= u[0] or u[1] == "ns")
+    ns = seconds / NS
+    whole = round(ns)
+    if abs(ns - whole) >= 1e-3:
+        return f"{seconds / scale:.10g} {unit}"
+    if not decimals:
+        return f"{whole} {unit}"
+    units, fraction = divmod(abs(whole), 10**decimals)
+    return f"{'-' if whole < 0 else ''}{units}.{fraction:0{decimals}d} {unit}"
+
+
+_PRECISE_UNITS = ((1.0, "s", 9), (MS, "ms", 6), (US, "us", 3), (NS, "ns", 0))  # scale, unit, decimals to the ns
+
+
 def human_bytes(nbytes: float) -> str:
     """Format a byte count with binary prefixes, e.g. ``1 MiB``."""
     a = abs(nbytes)

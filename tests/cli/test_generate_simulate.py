@@ -83,3 +83,13 @@ def test_mistakes(platform_file, capsys, args, message):
     args = [str(platform_file) if a == "{p}" else a for a in args]
     assert main(["generate", *base, *args]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_layered_model_is_not_told_it_records_no_parallelism(platform_file, capsys):
+    """resnet50 data-parallel: its collectives all span every rank, so there is no replica to
+    slice and nothing to explain (it used to print "records no parallelism ... generate it
+    with trainsim.workload.generate.generate", about a workload that had just been generated)."""
+    assert main(["generate", "resnet50", "--dp", "16", "--platform", str(platform_file)]) == 0
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "no parallelism" not in printed and "every rank simulated:" not in printed
+    assert "16 of 16 ranks simulated" in printed

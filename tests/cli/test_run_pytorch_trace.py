@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from trainsim.cli.main import main
+from trainsim.report.collectives import rows_of
 from trainsim.workload import TraceWarning
 from trainsim.workload.chakra.reader import read_rank
 
@@ -61,5 +62,5 @@ def test_every_node_of_a_real_pytorch_trace_runs(pytorch_trace, tmp_path, capsys
     cpu_ns = np.maximum(np.round(graph.duration_s[cpu] * 1e9), 1).sum()
     assert result["ranks"][0]["cpu_s"] == pytest.approx(cpu_ns / 1e9, abs=1e-12)
     # the collectives are the 7 GPU NCCL kernels: 2 broadcasts (replayed) and 5 all-reduces
-    kinds = [c["type"] for c in result["collectives"]]
+    kinds = [c["type"] for c in rows_of(result["collectives"])]
     assert sorted(kinds) == ["all_reduce"] * 5 + ["broadcast"] * 2

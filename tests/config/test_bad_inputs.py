@@ -268,8 +268,10 @@ def test_table_covers_every_file_kind_with_at_least_15_cases():
         (load_astra_system, '{"endpoint_delay": 10}', "did you mean 'endpoint-delay'"),
         (load_astra_system, '{"trace-enabled": true}', "write 0 or 1"),
         (load_astra_network, RING8.replace("[Ring]", "[ring]"), "did you mean 'Ring'"),
+        (load_platform, NATIVE_DIMS.replace("latency_ns", "latncy_ns"), "latncy_ns'; expected one of topology, size, bandwidth_gbps, latency_ns (did you mean 'latency_ns'?)"),
+        (load_platform, NATIVE_DIMS + "system: {local_mem_bw_gbs: 1600}\n", "did you mean 'local_mem_bw_gbps'"),
     ],
-    ids=["libra", "near-key", "bool-flag", "near-topology"],
+    ids=["libra", "near-key", "bool-flag", "near-topology", "native-near-key", "native-near-system-key"],
 )
 def test_error_or_hint_helps(tmp_path, loader, text, says):
     path = tmp_path / "f.json"

@@ -19,7 +19,7 @@ from trainsim.cli.app import app
 from trainsim.cli.outputs import check_output_file, check_output_prefix
 from trainsim.errors import ConfigError
 from trainsim.system.modes import backend_names
-from trainsim.units import GB, human_time
+from trainsim.units import GB, human_time, precise_time
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -156,9 +156,9 @@ def generate_command(
         json_path.write_text(json.dumps(summary, indent=1) + "\n")
     if not quiet:
         _print(workload, spec.name, par.world, device)
-        from rich.console import Console
+        from trainsim.cli.console import stdout_console
 
-        console = Console()
+        console = stdout_console()
         if out is not None:
             console.print(f"wrote {par.world} rank files {out}.<rank>.et and {out}.comm_groups.json in {human_time(summary['write_s'])}")
         if run is not None:
@@ -167,10 +167,11 @@ def generate_command(
 
 
 def _print(workload: GeneratedWorkload, name: str, world: int, device: str) -> None:
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    from trainsim.cli.console import stdout_console
+
+    console = stdout_console()
     table = Table(title=f"{name} on {world} ranks ({device}): {workload.info['microbatches']} micro-batches per step")
     for col in ("stage", "nodes", "compute", "weights GB", "grads GB", "optimizer GB", "activations GB", "total GB"):
         table.add_column(col, justify="right")
@@ -188,7 +189,7 @@ def _print(workload: GeneratedWorkload, name: str, world: int, device: str) -> N
 def _print_run(console: Console, run: GeneratedRun, simulation: dict[str, Any]) -> None:
     from trainsim.cli.run_cmd import print_summary
 
-    title = f"step {human_time(run.makespan_s)}, {run.ranks_simulated} of {run.world} ranks simulated"
+    title = f"step {precise_time(run.makespan_s)}, {run.ranks_simulated} of {run.world} ranks simulated"
     print_summary(console, run.ranks, run.makespan_s, title=title)
     if run.mode == "replica slice":
         console.print(

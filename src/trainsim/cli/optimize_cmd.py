@@ -66,8 +66,7 @@ def bandwidth_command(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
 ) -> None:
     """Per-dimension bandwidths that minimize step time (or time x cost) under constraints."""
-    from rich.console import Console
-
+    from trainsim.cli.console import stdout_console
     from trainsim.optimize.api import budget_sweep, load_workloads
     from trainsim.optimize.bandwidth import optimize_bandwidth
     from trainsim.optimize.cost import cost_coefficients
@@ -85,7 +84,7 @@ def bandwidth_command(
     pairs = list(zip(traffic, weight or [1.0] * len(traffic), strict=True))
     coeffs = None if cost is None else cost_coefficients(net, load_cost_model(cost))
     result = optimize_bandwidth(net, pairs, constraint, objective=objective, cost_coeffs=coeffs)
-    console = Console()
+    console = stdout_console()
     if json_path is not None:
         text = json.dumps(result.to_dict(), indent=1)
         if str(json_path) == "-":

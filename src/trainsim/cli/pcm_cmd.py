@@ -387,15 +387,14 @@ def study_cmd(
     ] = Path("out/pcm"),
 ) -> None:
     """Compare base, tri and tri+fpc; print tables, write plots and results.json into --out."""
-    from rich.console import Console
-
+    from trainsim.cli.console import stdout_console
     from trainsim.memory.pcm.config import Scheme
     from trainsim.memory.pcm.run import Pool, run_trace
     from trainsim.memory.pcm.trace import read_trace
     from trainsim.studies.pcm import study
 
     check_output_dir(out, "--out")
-    console = Console()
+    console = stdout_console()
     t0 = time.perf_counter()
     cfg = _config(spare_bits, faults, relaxed, read_metric, cores, mpki, rob, instructions, seed)
     schemes = _schemes(scheme)
@@ -459,9 +458,9 @@ def calibrate_cmd(
     seed: Annotated[int, typer.Option("--seed")] = 1,
 ) -> None:
     """Calibrate the merged level's SET pulses against the write-latency figure (closed loop)."""
-    from rich.console import Console
     from rich.table import Table
 
+    from trainsim.cli.console import stdout_console
     from trainsim.memory.pcm.config import PcmConfig
     from trainsim.memory.pcm.run import Pool
     from trainsim.studies.pcm import study
@@ -475,4 +474,4 @@ def calibrate_cmd(
     t.add_column("tri write reduction", justify="right")
     for r, red in cal.reductions.items():
         t.add_row(f"{r}{' (chosen)' if r == cal.chosen else ''}", _pct(red))
-    Console().print(t)
+    stdout_console().print(t)

@@ -19,6 +19,7 @@ def report_command(
 ) -> None:
     """Write breakdown / utilization / collective plots and an offline HTML report."""
     from trainsim.config.files import read_text, type_name
+    from trainsim.report.collectives import rows_of
     from trainsim.report.html import write_report
 
     file = str(result_path)
@@ -32,11 +33,12 @@ def report_command(
     makespan = document["makespan_s"]
     if isinstance(makespan, bool) or not isinstance(makespan, int | float) or not 0 <= makespan < float("inf"):
         raise ConfigError(f"got {makespan!r}; expected a number of seconds >= 0", file=file, field="makespan_s", hint=hint)
-    for key in ("ranks", "breakdown", "collectives", "dims"):
+    for key in ("ranks", "breakdown", "dims"):
         rows = document.get(key, [])
         bad = next((r for r in rows if not isinstance(r, dict)), None) if isinstance(rows, list) else rows
         if bad is not None:
             raise ConfigError(f"got {type_name(bad)}; expected a list of objects", file=file, field=key, hint=hint)
+    document["collectives"] = rows_of(document.get("collectives"), file=file)
     check_output_dir(out, "--out")
     page = write_report(document, out)
     typer.echo(f"wrote {page}")

@@ -1,12 +1,13 @@
 """`trainsim run`: ASTRA-sim's flags unchanged, or the native form ``run PLATFORM --workload``.
 
-Prints a per-rank summary (ranks with identical times are folded into one row) in human units;
-``--json PATH`` writes the result object of :func:`trainsim.system.api.run`.
+Prints a per-rank summary (ranks with identical times are folded into one row) in human units,
+after ASTRA-sim's own per-rank lines (``sys[N] finished, ...``: report/astra_lines.py) when the
+inputs are ASTRA-sim's files or ``--astra-output`` asks; ``--json PATH`` writes the result
+object of :func:`trainsim.system.api.run`.
 """
 
 from __future__ import annotations
 
-import json
 import time
 import warnings
 from pathlib import Path
@@ -18,7 +19,7 @@ from trainsim.cli.app import app
 from trainsim.cli.outputs import check_output_file
 from trainsim.errors import ConfigError
 from trainsim.system.modes import COMPAT_MODES, backend_names
-from trainsim.units import human_time
+from trainsim.units import human_time, precise_time
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -44,6 +45,7 @@ def run_command(
     trace_path: Path | None = typer.Option(None, "--trace", help="Write a Perfetto / Chrome-trace JSON timeline."),
     expand: bool = typer.Option(False, "--expand", help="In the timeline, one process per rank (default: identical ranks folded)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
+    astra_output: bool | None = typer.Option(None, "--astra-output/--no-astra-output", help="Before the summary, ASTRA-sim's per-rank lines ('sys[N] finished, X cycles, exposed communication Y cycles.', whole ns); default: on for ASTRA-sim's files, off for a platform file."),
 ) -> None:
     """Simulate one training step of a workload on a platform."""
     from rich.console import Console
@@ -81,21 +83,29 @@ def run_command(
         write_trace(trace_path, result, expand=expand)
     if json_path is not None:
         from trainsim.report.breakdown import breakdown
-        from trainsim.report.collectives import collective_rows
+        from trainsim.report.collectives import collective_table
+        from trainsim.report.document import dumps
         from trainsim.report.utilization import injection_utilization
 
         document = result.to_dict()
         document["breakdown"] = [b.to_dict() for b in breakdown(result)]
-        document["collectives"] = collective_rows(result, plat.network)
+        document["collectives"] = collective_table(result, plat.network)
         document["dims"] = injection_utilization(result, plat.network)
         document["inputs"] = {"platform": str(platform) if platform else None, "workload": prefix, "network": str(network_configuration) if network_configuration else None, "system": str(system_configuration) if system_configuration else None, "backend": backend, "compat": compat or plat.compat}
-        text = json.dumps(document, indent=1)
+        text = dumps(document)
         if str(json_path) == "-":
             typer.echo(text)
             return
         json_path.write_text(text + "\n")
-    if not quiet:
-        print_summary(Console(), result.ranks, result.makespan_s)
+    if quiet:
+        return
+    if astra_output if astra_output is not None else platform is None:
+        from trainsim.report.astra_lines import astra_rank_lines
+
+        typer.echo("\n".join(astra_rank_lines(result)))
+    from trainsim.cli.console import stdout_console
+
+    print_summary(stdout_console(), result.ranks, result.makespan_s)
 
 
 class ProgressDisplay:
@@ -143,25 +153,27 @@ class ProgressDisplay:
 def print_summary(
     console: Console, ranks: Sequence[RankResult], makespan_s: float, *, title: str | None = None, max_rows: int = 20
 ) -> None:
-    """A table of per-rank times; ranks with identical times share a row, the slowest first."""
+    """A table of per-rank times; ranks with identical times share a row, the slowest first.
+    Times keep every digit down to the ns (``precise_time``), so that runs can be compared."""
     from rich.table import Table
 
     rows: dict[tuple[float, ...], list[int]] = {}
     for r in ranks:
         rows.setdefault((r.finish_s, r.compute_s, r.comm_s, r.exposed_comm_s), []).append(r.rank)
-    table = Table(title=title or f"{len(ranks)} ranks, makespan {human_time(makespan_s)}")
+    table = Table(title=title or f"{len(ranks)} ranks, makespan {precise_time(makespan_s)}")
     for name in ("ranks", "finish", "compute", "communication", "exposed comm"):
         table.add_column(name, justify="right")
     shown = sorted(rows.items(), key=lambda item: -item[0][0])  # slowest classes first
     for (finish, compute, comm, exposed), members in shown[:max_rows]:
-        table.add_row(_rank_ranges(members), human_time(finish), human_time(compute), human_time(comm), human_time(exposed))
+        table.add_row(_rank_ranges(members), *(precise_time(t) for t in (finish, compute, comm, exposed)))
     if len(shown) > max_rows:
         table.caption = f"{len(shown) - max_rows} more classes of ranks (finishing earlier) not shown; --json has every rank"
     console.print(table)
 
 
-def _rank_ranges(ranks: list[int]) -> str:
-    """``[0, 1, 2, 5]`` -> ``"0-2, 5"``."""
+def _rank_ranges(ranks: list[int], width: int = 40) -> str:
+    """``[0, 1, 2, 5]`` -> ``"0-2, 5"``; past ``width`` characters, the ranges that fit and how
+    many more there are (never a number cut in two)."""
     parts = []
     start = prev = ranks[0]
     for r in ranks[1:] + [None]:  # type: ignore[list-item]
@@ -172,4 +184,9 @@ def _rank_ranges(ranks: list[int]) -> str:
         if r is not None:
             start = prev = r
     text = ", ".join(parts)
-    return text if len(text) <= 40 else text[:37] + "..."
+    if len(text) <= width:
+        return text
+    shown: list[str] = []
+    while len(", ".join([*shown, parts[len(shown)]])) <= width - 16:  # room for ", ... (N more)"
+        shown.append(parts[len(shown)])
+    return ", ".join([*shown, f"... ({len(parts) - len(shown)} more)"])

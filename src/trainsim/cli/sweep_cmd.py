@@ -92,11 +92,11 @@ def sweep_show(
     metrics: str | None = typer.Option(None, "--metrics", help="Metric columns to print, comma-separated (default: the sort metric and makespan_s)."),
 ) -> None:
     """Print the best rows of a sweep store."""
-    from rich.console import Console
     from rich.table import Table
 
+    from trainsim.cli.console import stdout_console
     from trainsim.sweep.evaluate import METRICS
-    from trainsim.sweep.results import best_rows, export, load_results, where
+    from trainsim.sweep.results import best_rows, export, format_cell, load_results, where
 
     check_output_file(export_path, "--export", suffixes=(".csv", ".parquet"))
     frame = load_results(store_path)
@@ -114,10 +114,10 @@ def sweep_show(
     table = Table(title=f"{len(frame)} rows in {store_path}; best {len(best)} by {sort}")
     cols = [c for c in best.columns if c not in hidden] + [m for m in shown_metrics if m in best.columns]
     for col in cols:
-        table.add_column(str(col))
+        table.add_column(str(col), justify="right" if str(col) in METRICS else "left")
     for _, row in best.iterrows():
-        table.add_row(*(_fmt(row[c]) for c in cols))
-    Console().print(table)
+        table.add_row(*(format_cell(frame, str(c), row[c]) for c in cols))
+    stdout_console().print(table)
     failed = frame[frame["status"] != "ok"] if not frame.empty else frame
     if len(failed):
         typer.echo(f"{len(failed)} combinations did not run; first: {failed.iloc[0]['error']}")
@@ -141,8 +141,3 @@ def sweep_plot(
     path = plot(where(load_results(store_path), where_expr), x, y, out, hue=hue, logx=logx, logy=logy)
     typer.echo(f"wrote {path}")
 
-
-def _fmt(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:.6g}"
-    return str(value)

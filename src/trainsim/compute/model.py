@@ -44,6 +44,19 @@ class ComputeModel(Protocol):
         the host CPU rather than the accelerator."""
         ...
 
+    def replay_ns(self, duration_s: float) -> float:
+        """Time (ns) of a node replayed from its recorded duration (a replayed broadcast)."""
+        ...
+
+
+def replay_ns(duration_s: float, *, compat_astra: bool) -> float:
+    """A replayed node's time in ns (a compute node, a replayed broadcast): its recorded
+    duration; in compatibility mode ASTRA-sim's ``duration_micros x 1000`` ns, and 1 ns for a
+    zero duration (``Workload::issue_replay``, the BROADCAST branch of ``issue_coll_comm``)."""
+    if compat_astra:
+        return float(round(duration_s * 1e9)) or 1.0
+    return duration_s * 1e9
+
 
 class ReplayCompute:
     """Every node takes the duration its graph recorded (module docstring)."""
@@ -54,10 +67,10 @@ class ReplayCompute:
         self.compat_astra = compat_astra
 
     def node_ns(self, graph: ComputeNodes, pos: int, cpu: bool) -> float:
-        if self.compat_astra:
-            # ASTRA-sim: duration_micros x 1000 ns, and a zero duration takes 1 ns
-            return float(round(graph.duration_s[pos] * 1e9)) or 1.0
-        return float(graph.duration_s[pos]) * 1e9
+        return replay_ns(float(graph.duration_s[pos]), compat_astra=self.compat_astra)
+
+    def replay_ns(self, duration_s: float) -> float:
+        return replay_ns(duration_s, compat_astra=self.compat_astra)
 
 
 class RooflineCompute(ReplayCompute):

@@ -29,6 +29,18 @@ def fail(file: str, field: str, value: Any, expected: str, hint: str | None = No
     return ConfigError(f"got {show(value)}; expected {expected}", file=file, field=field, hint=hint)
 
 
+def closest(word: Any, choices: Collection[str], *, cutoff: float = 0.6) -> str | None:
+    """The choice closest to ``word`` (difflib's ratio at least ``cutoff``), or None."""
+    near = difflib.get_close_matches(str(word), list(choices), n=1, cutoff=cutoff)
+    return near[0] if near else None
+
+
+def did_you_mean(word: Any, choices: Collection[str]) -> str:
+    """`` (did you mean 'x'?)`` naming the choice closest to a misspelt ``word``, or ``""``."""
+    near = closest(word, choices)
+    return f" (did you mean {near!r}?)" if near else ""
+
+
 def check_keys(
     data: Mapping[Any, Any],
     allowed: Collection[str],
@@ -42,14 +54,12 @@ def check_keys(
     for key in data:
         if isinstance(key, str) and key in allowed:
             continue
-        near = difflib.get_close_matches(str(key), list(allowed), n=1)
         if len(allowed) <= 8:
             expected, listing = f"one of {known}", None
         else:
             expected, listing = f"one of the {len(allowed)} known keys", f"known keys: {known}"
-        suggestion = f" (did you mean {near[0]!r}?)" if near else ""
         raise ConfigError(
-            f"unknown key {key!r}; expected {expected}{suggestion}",
+            f"unknown key {key!r}; expected {expected}{did_you_mean(key, allowed)}",
             file=file,
             field=f"{prefix}{key}",
             hint="; ".join(h for h in (hint, listing) if h) or None,
@@ -100,8 +110,8 @@ def want_choice(value: Any, file: str, field: str, choices: Collection[str]) -> 
     listed = ", ".join(repr(c) for c in choices)
     hint = None
     if isinstance(value, str):
-        near = difflib.get_close_matches(value, list(choices), n=1, cutoff=0.5)
-        hint = f"did you mean {near[0]!r}?" if near else None
+        near = closest(value, choices, cutoff=0.5)
+        hint = f"did you mean {near!r}?" if near else None
     raise fail(file, field, value, f"one of {listed}", hint=hint)
 
 

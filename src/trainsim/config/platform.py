@@ -32,7 +32,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from trainsim.config.astra import cross_check, parse_comm_groups
-from trainsim.config.checks import show
+from trainsim.config.checks import did_you_mean, show
 from trainsim.config.files import load_yaml_mapping, read_text, yaml_line
 from trainsim.config.platform_models import MEMORY_MODES, FabricModel, PlatformModel
 from trainsim.config.types import (
@@ -103,8 +103,9 @@ def _problem(
         detail = "missing; expected this key"
     elif err["type"] == "extra_forbidden":
         parent = _model_at(inner[:-1], root)
-        known = ", ".join(parent.model_fields) if parent else "the documented keys"
-        detail = f"unknown key {loc[-1]!r}; expected one of {known}"
+        fields = list(parent.model_fields) if parent else []
+        known = ", ".join(fields) or "the documented keys"
+        detail = f"unknown key {loc[-1]!r}; expected one of {known}{did_you_mean(loc[-1], fields)}"
     elif isinstance(err.get("input"), dict):
         detail = msg
     else:
@@ -122,7 +123,9 @@ def parse_platform(data: dict[str, Any], file: str, *, text: str | None = None) 
     try:
         model = PlatformModel.model_validate(data)
     except ValidationError as exc:
-        problems = [_problem(e, text) for e in exc.errors()]
+        # an unknown key first: a misspelt key is also a missing one, and its "did you mean" says both
+        errors = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")
+        problems = [_problem(e, text) for e in errors]
     section = data.get("endpoint") if isinstance(data, dict) else None
     endpoint = _endpoint(section, text, problems) if isinstance(section, dict) else None
     if model is None or problems:

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from trainsim.enums import NodeType
+from trainsim.extras import require
 from trainsim.report.intervals import intersection_length, union_length
 from trainsim.system.result import NodeTimeline, RunResult
 
@@ -80,8 +81,7 @@ def rank_breakdown(rank: int, finish_s: float, timeline: NodeTimeline) -> RankBr
 
 def breakdown_dataframe(rows: list[RankBreakdown]) -> Any:
     """The breakdown as a pandas DataFrame, one row per class of identical ranks."""
-    import pandas as pd
-
+    pd = require("pandas", "a breakdown DataFrame")
     return pd.DataFrame([b.to_dict() for b in rows])
 
 

@@ -2,7 +2,13 @@
 
 Ranks whose record of one collective is identical (same node, times and bytes: symmetric
 ranks) are folded into one row with a ``ranks`` count, so a 65,536-rank run gives one row per
-collective, not 65,536. Times in seconds, sizes in bytes.
+collective, not 65,536. Every record is kept: the counts add up to the number of collective
+nodes the ranks ran. Times in seconds, sizes in bytes.
+
+In a result document (``trainsim run --json``) the rows are written as columns
+(:func:`collective_table`: one list per field, ``rows`` and ``records`` counts), which keeps a
+step of hundreds of thousands of collectives to a few MB; :func:`rows_of` reads them back, and
+also the list of row objects earlier versions wrote.
 """
 
 from __future__ import annotations
@@ -11,26 +17,34 @@ from typing import Any
 
 from trainsim.config.types import NetworkSpec
 from trainsim.enums import CommType
-from trainsim.errors import TrainsimError
+from trainsim.errors import ConfigError, TrainsimError
 from trainsim.system.collective_report import record_bandwidth
+from trainsim.system.result import UniformRecords
+
+COLUMNS = (
+    "rank", "ranks", "node_id", "type", "size_bytes", "group", "start_s", "end_s", "dim_bytes",
+    "algorithms", "group_size", "algbw_gbps", "busbw_gbps", "bound_ratio",
+)  # fmt: skip
 
 
-def collective_rows(result: Any, network: NetworkSpec | None = None, *, limit: int = 10_000) -> list[dict[str, Any]]:
-    """Rows for the report; with ``network``, nccl-tests' algorithm and bus bandwidth (GB/s,
-    1e9 B/s) and the ratio of bus bandwidth to the rank's injection bound."""
+def collective_rows(result: Any, network: NetworkSpec | None = None) -> list[dict[str, Any]]:
+    """Rows for the report, every record of the run in one; with ``network``, nccl-tests'
+    algorithm and bus bandwidth (GB/s, 1e9 B/s) and the ratio of bus bandwidth to the rank's
+    injection bound."""
+    records, weight = result.collectives, 1
+    if isinstance(result.collectives, UniformRecords):  # every rank as the representative
+        records, weight = result.collectives.records, result.collectives.npus
     rows: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for rec in result.collectives:
+    for rec in records:
         key = (rec.node_id, rec.comm_type, rec.size, rec.group, rec.start_ns, rec.end_ns, tuple(rec.dim_bytes))
         row = rows.get(key)
         if row is not None:
-            row["ranks"] += 1
-            continue
-        if len(rows) >= limit:
+            row["ranks"] += weight
             continue
         name = CommType(rec.comm_type).name.lower() if rec.comm_type in CommType._value2member_map_ else str(rec.comm_type)
         rows[key] = {
             "rank": rec.rank,
-            "ranks": 1,
+            "ranks": weight,
             "node_id": rec.node_id,
             "type": name,
             "size_bytes": rec.size,
@@ -43,6 +57,37 @@ def collective_rows(result: Any, network: NetworkSpec | None = None, *, limit: i
             **_bandwidth(rec, network),
         }
     return sorted(rows.values(), key=lambda r: (r["start_s"], r["rank"]))
+
+
+def collective_table(result: Any, network: NetworkSpec | None = None) -> dict[str, Any]:
+    """:func:`collective_rows` as columns: ``{"rows": N, "records": M, "columns": {field:
+    [N values]}}``; ``records`` (the sum of ``ranks``) counts every rank's record."""
+    rows = collective_rows(result, network)
+    return {
+        "rows": len(rows),
+        "records": sum(r["ranks"] for r in rows),
+        "columns": {name: [r[name] for r in rows] for name in COLUMNS},
+    }
+
+
+def rows_of(section: Any, *, file: str | None = None) -> list[dict[str, Any]]:
+    """A result document's ``collectives`` as row objects: from the columns of
+    :func:`collective_table`, or a list of rows as it is."""
+    if section is None:
+        return []
+    if isinstance(section, list) and all(isinstance(r, dict) for r in section):
+        return section
+    if isinstance(section, dict) and isinstance(section.get("columns"), dict):
+        columns = section["columns"]
+        count = section.get("rows")
+        if isinstance(count, int) and all(isinstance(v, list) and len(v) == count for v in columns.values()):
+            names = list(columns)
+            return [dict(zip(names, values, strict=True)) for values in zip(*columns.values(), strict=True)]
+    raise ConfigError(
+        "expected the columns of `trainsim run --json` ({rows, records, columns: {field: [one value per row]}}) or a list of objects",
+        file=file,
+        field="collectives",
+    )
 
 
 def _bandwidth(record: Any, network: NetworkSpec | None) -> dict[str, float | None]:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from trainsim.report import plots
+from trainsim.report.collectives import rows_of
 from trainsim.units import human_time
 
 STYLE = """
@@ -19,6 +20,9 @@ table{border-collapse:collapse;font-size:.9em}td,th{border:1px solid #ccc;paddin
 th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}img{max-width:100%}
 .muted{color:#777;font-size:.85em}pre{background:#f7f7f7;padding:.6em;overflow:auto;font-size:.8em}
 """
+
+
+SHOWN_COLLECTIVES = 200  # rows of the collectives table on the page
 
 
 def write_report(document: dict[str, Any], out_dir: str | Path) -> Path:
@@ -46,8 +50,9 @@ def write_report(document: dict[str, Any], out_dir: str | Path) -> Path:
             continue
         data = base64.b64encode(path.read_bytes()).decode()
         parts.append(f"<h2>{html.escape(title)}</h2><img alt='{html.escape(title)}' src='data:image/png;base64,{data}'>")
-    if document.get("collectives"):
-        parts.append("<h2>Collectives</h2>" + _collectives_table(document["collectives"]))
+    collectives = rows_of(document.get("collectives"))
+    if collectives:
+        parts.append("<h2>Collectives</h2>" + _collectives_table(collectives))
     if document.get("inputs"):
         parts.append("<h2>Inputs</h2><pre>" + html.escape(json.dumps(document["inputs"], indent=1)) + "</pre>")
     parts.append("</body></html>")
@@ -73,7 +78,8 @@ def _breakdown_table(rows: list[dict[str, Any]]) -> str:
     return _table(headers, body)
 
 
-def _collectives_table(colls: list[dict[str, Any]], limit: int = 200) -> str:
+def _collectives_table(colls: list[dict[str, Any]], limit: int = SHOWN_COLLECTIVES) -> str:
+    """The first ``limit`` rows, saying so when there are more (the JSON holds every one)."""
     headers = ["ranks", "node", "type", "size (B)", "algorithms", "start", "end", "bus bw (GB/s)", "of bound"]
     body = [
         [str(c.get("rank")) if c.get("ranks", 1) == 1 else f"{c.get('rank')}.. ({c['ranks']} ranks)", str(c.get("node_id")), str(c.get("type")), f"{c.get('size_bytes', 0):,}",
@@ -83,4 +89,7 @@ def _collectives_table(colls: list[dict[str, Any]], limit: int = 200) -> str:
          f"{c['bound_ratio']:.0%}" if c.get("bound_ratio") is not None else "-"]
         for c in colls[:limit]
     ]
-    return _table(headers, body)
+    records = sum(c.get("ranks", 1) for c in colls)
+    shown = f"first {limit:,} of {len(colls):,} rows" if len(colls) > limit else f"all {len(colls):,} rows"
+    note = f"<p class='muted'>{shown} ({records:,} records: ranks with identical records share a row); the result JSON holds every one.</p>"
+    return note + _table(headers, body)

@@ -10,6 +10,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from trainsim.report.collectives import rows_of  # noqa: E402
 from trainsim.units import human_time  # noqa: E402
 
 
@@ -43,8 +44,8 @@ def breakdown_bars(document: dict[str, Any], out: Path) -> Path:
 def utilization_over_time(document: dict[str, Any], out: Path) -> Path | None:
     """Per-dimension network utilization over time (needs the ``dims`` section)."""
     dims = document.get("dims")
-    if not dims:
-        return None
+    if not dims or not any(dim["utilization"] for dim in dims):
+        return None  # no dimension, or a run of zero length
     fig, ax = plt.subplots(figsize=(7, 3.5))
     for dim in dims:
         t = [p[0] * 1e6 for p in dim["utilization"]]
@@ -63,7 +64,7 @@ def utilization_over_time(document: dict[str, Any], out: Path) -> Path | None:
 
 def collective_bandwidth(document: dict[str, Any], out: Path) -> Path | None:
     """Achieved bus bandwidth of each collective against its size (needs ``collectives``)."""
-    colls = [c for c in document.get("collectives", []) if c.get("busbw_gbps") is not None]
+    colls = [c for c in rows_of(document.get("collectives")) if c.get("busbw_gbps") is not None]
     if not colls:
         return None
     fig, ax = plt.subplots(figsize=(6, 4))

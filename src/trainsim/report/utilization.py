@@ -27,10 +27,15 @@ def utilization_series(
     *,
     buckets: int = 200,
 ) -> list[dict[str, object]]:
-    """``[{"dim": d, "bytes": B, "mean": u, "utilization": [(t_s, u), ...]}, ...]``."""
+    """``[{"dim": d, "bytes": B, "mean": u, "utilization": [(t_s, u), ...]}, ...]``, one entry
+    per dimension; a run of zero length has no buckets (an empty ``utilization``)."""
     dims = len(capacity_bytes_per_ns)
-    if makespan_ns <= 0 or dims == 0:
-        return []
+    if makespan_ns <= 0:
+        sent = [0.0] * dims
+        for transfer in transfers:
+            if 0 <= transfer[2] < dims:
+                sent[transfer[2]] += transfer[3]
+        return [{"dim": d, "bytes": sent[d], "mean": 0.0, "utilization": []} for d in range(dims)]
     edges = np.linspace(0.0, makespan_ns, buckets + 1)
     width = edges[1] - edges[0]
     load = np.zeros((dims, buckets))

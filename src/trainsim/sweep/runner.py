@@ -70,6 +70,7 @@ def run_sweep(
     """Run every combination missing from ``store``; ``dask`` is ``tcp://HOST:PORT`` or ``local:N``."""
     items, skipped = pending_items(spec, store)
     total = len(items) + skipped
+    store.set_meta("axis_fields", {a.label: a.field for group in spec.axis_list() for a in group})  # units for plots
     statuses: dict[str, int] = {}
     errors: list[str] = []
 

@@ -84,6 +84,11 @@ class SweepStore:
         self.db.execute("INSERT OR REPLACE INTO meta(name, value) VALUES (?, ?)", (name, json.dumps(value)))
         self.db.commit()
 
+    def get_meta(self, name: str) -> Any:
+        """What :meth:`set_meta` stored under ``name``; None if nothing was."""
+        row = self.db.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
+        return None if row is None else json.loads(row[0])
+
     def rows(self) -> list[dict[str, Any]]:
         out = []
         for key, params, status, metrics, error, wall_s in self.db.execute(

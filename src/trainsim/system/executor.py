@@ -230,7 +230,7 @@ class Executor:
             group_name=group_name,
             involved_dims=graph.involved_dim.get(pos),
             priority=int(graph.comm_priority[pos]),
-            duration_ns=float(graph.duration_s[pos]) * 1e9,
+            duration_ns=self.compute.replay_ns(float(graph.duration_s[pos])),
             name=graph.names[pos],
         )
         self._comm_started(state)

@@ -87,8 +87,9 @@ class RunResult:
 
     def to_dataframe(self) -> Any:
         """One row per rank (pandas), for notebooks."""
-        import pandas as pd
+        from trainsim.extras import require
 
+        pd = require("pandas", "a result DataFrame")
         return pd.DataFrame([asdict(r) for r in self.ranks]).set_index("rank")
 
     def to_dict(self) -> dict[str, Any]:

@@ -18,7 +18,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from trainsim.errors import ConfigError
+from trainsim.extras import require
 
+STUDY = "the RePurpose study"  # what needs scikit-learn, in the error when it is missing
 IMAGE_SIDE = 8
 N_PIXELS = IMAGE_SIDE * IMAGE_SIDE
 N_CLASSES = 10
@@ -37,6 +39,7 @@ class DigitsSplit:
 
 def load_split(seed: int, test_fraction: float = 0.3) -> DigitsSplit:
     """The digits set split, stratified, into training and test parts by ``seed``."""
+    require("sklearn", STUDY)
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
 
@@ -58,6 +61,7 @@ def validation_split(split: DigitsSplit, seed: int, fraction: float = 0.2) -> Di
 
     For choosing settings without looking at test accuracy (:mod:`.validation`).
     """
+    require("sklearn", STUDY)
     from sklearn.model_selection import train_test_split
 
     if not 0.0 < fraction < 1.0:
@@ -135,6 +139,7 @@ def train_mlp(
     split: DigitsSplit, seed: int, hidden: tuple[int, ...] = HIDDEN, max_iter: int = 300
 ) -> MLP:
     """Train the MLP to be restructured (Adam, sklearn's MLPClassifier), deterministic in ``seed``."""
+    require("sklearn", STUDY)
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.neural_network import MLPClassifier
 

@@ -400,12 +400,15 @@ def simulate_generated(
 ) -> GeneratedRun:
     """One training step of ``workload`` on ``platform`` (its communicator groups are added
     here): a replica slice when ``replica_slice`` and the slice's preconditions hold (the
-    reason is kept when they do not), else every rank."""
+    reason is kept when they do not), else every rank; a layered model, whose collectives all
+    span every rank, runs every rank with no reason to give."""
     platform = workload.platform(platform)
     world = len(workload.graphs)
     t0 = time.perf_counter()
     why = ""
-    if replica_slice:
+    # a layered model (no group roles) has only collectives over every rank: nothing to slice,
+    # and simulate's whole-step symmetry already runs one rank for all
+    if replica_slice and workload.node_roles:
         try:
             _check(workload, backend)
             sliced = simulate_replica(platform, workload, backend=backend)
