@@ -187,3 +187,41 @@ def test_capabilities_declared_twice_must_agree():
             make_backend("test_liar", platform([("Ring", 4)]).network, None, compat_astra=False)  # type: ignore[arg-type]
     finally:
         unregister_backend("test_liar")
+
+
+def _reference_cases() -> list[dict[str, Any]]:
+    """ASTRA-sim's reference inputs (reference-data/), one case per distinct input set."""
+    import json
+
+    from tests.helpers.reference_data import RESULTS
+
+    seen, cases = set(), []
+    for case in json.loads((RESULTS / "cases.json").read_text()):
+        key = (case["workload"], case["system"], case["network"], case["memory"])
+        if key not in seen:
+            seen.add(key)
+            cases.append(case)
+    return cases
+
+
+@pytest.mark.parametrize("case", _reference_cases(), ids=lambda c: c["name"])
+def test_reference_cases_on_a_backend_of_the_tests(case):
+    """Every ASTRA-sim reference input set runs on the test's constant-latency backend, with
+    the fast paths its ``pairwise`` class allows, and gives the rank-by-rank result."""
+    from tests.helpers.reference_data import RESULTS
+    from trainsim.system.api import load_inputs
+
+    plat, graphs = load_inputs(
+        None,
+        RESULTS / case["workload"],
+        network=RESULTS / case["network"],
+        system=RESULTS / case["system"],
+        memory=RESULTS / case["memory"],
+    )
+    fast = simulate(plat, graphs, backend="test_constant", symmetry="strict")
+    slow = simulate(plat, graphs, backend="test_constant", symmetry=False)
+    assert list(fast.ranks) == list(slow.ranks)
+    assert fast.info["backend"] == "test_constant"
+    if any(a.startswith(("doubleBinaryTree", "inSwitch")) for a in plat.system.implementations.all_reduce):
+        return  # asymmetric algorithms run rank by rank on any backend
+    assert fast.info["symmetry"] == "representative", fast.info["symmetry"]
