@@ -205,7 +205,9 @@ class Engine:
         self.scf = options.scf
         self.queues_per_dim = q = options.queues_per_dim
         self.active_chunks = -(-options.active_chunks // q)  # per queue (Sys::Sys)
-        self.rendezvous = options.rendezvous
+        if options.rendezvous:
+            self.send = self._rdv_send  # type: ignore[method-assign]
+            self.recv = self._rdv_recv  # type: ignore[method-assign]
         self.injection = injection
         self.on_rank_done = on_rank_done
         self.ranks: dict[int, RankState] = {}
@@ -236,27 +238,6 @@ class Engine:
         phase.owner.work.record.dim_bytes[d] += nbytes
 
     def send(self, phase: Phase, dst: int, nbytes: int, mirror_src: int) -> None:
-        if self.rendezvous:
-            key = (phase.tag, phase.rank, dst)
-            early = self._rdv_early.get(key)
-            if early:
-                if early == 1:
-                    del self._rdv_early[key]
-                else:
-                    self._rdv_early[key] = early - 1
-                self.queue.schedule(0.0, self._rdv_send, (phase, dst, nbytes))
-            else:
-                waiting = self._rdv_sends.get(key)
-                if waiting is None:
-                    waiting = self._rdv_sends[key] = deque()
-                waiting.append((phase, dst, nbytes))
-            return
-        self._send_data(phase, dst, nbytes)
-
-    def _rdv_send(self, item: tuple[Phase, int, int]) -> None:
-        self._send_data(*item)
-
-    def _send_data(self, phase: Phase, dst: int, nbytes: int) -> None:
         self._account(phase, dst, nbytes)
         self._transmit(phase.rank, dst, nbytes, self._arrive, (phase.tag, phase.rank, dst, nbytes))
 
@@ -286,25 +267,6 @@ class Engine:
             early[key] = early.get(key, 0) + 1
 
     def recv(self, phase: Phase, src: int, nbytes: int) -> None:
-        if self.rendezvous:  # the control message first; the receive is posted at its arrival
-            self._transmit(phase.rank, src, RENDEZVOUS_BYTES, self._rdv_arrive, (phase, src, nbytes))
-            return
-        self._post_recv(phase, src, nbytes)
-
-    def _rdv_arrive(self, item: tuple[Phase, int, int]) -> None:
-        phase, src, nbytes = item
-        self._post_recv(phase, src, nbytes)
-        key = (phase.tag, src, phase.rank)
-        waiting = self._rdv_sends.get(key)
-        if waiting:
-            sender = waiting.popleft()
-            if not waiting:
-                del self._rdv_sends[key]
-            self._send_data(*sender)
-        else:
-            self._rdv_early[key] = self._rdv_early.get(key, 0) + 1
-
-    def _post_recv(self, phase: Phase, src: int, nbytes: int) -> None:
         key = (phase.tag, src, phase.rank, nbytes)
         early = self._early
         count = early.get(key)
@@ -319,6 +281,45 @@ class Engine:
             if posted is None:
                 posted = self._posted[key] = deque()
             posted.append(phase)
+
+    # -- the rendezvous protocol (module docstring): ``send`` / ``recv`` when it is on --------
+
+    def _rdv_send(self, phase: Phase, dst: int, nbytes: int, mirror_src: int) -> None:
+        """A send waits for its receiver's control message (there already: at once, delay 0)."""
+        key = (phase.tag, phase.rank, dst)
+        early = self._rdv_early.get(key)
+        if early:
+            if early == 1:
+                del self._rdv_early[key]
+            else:
+                self._rdv_early[key] = early - 1
+            self.queue.schedule(0.0, self._rdv_data, (phase, dst, nbytes))
+            return
+        waiting = self._rdv_sends.get(key)
+        if waiting is None:
+            waiting = self._rdv_sends[key] = deque()
+        waiting.append((phase, dst, nbytes))
+
+    def _rdv_data(self, item: tuple[Phase, int, int]) -> None:
+        phase, dst, nbytes = item
+        Engine.send(self, phase, dst, nbytes, -1)
+
+    def _rdv_recv(self, phase: Phase, src: int, nbytes: int) -> None:
+        """A receive sends its control message; it is posted when that arrives."""
+        self._transmit(phase.rank, src, RENDEZVOUS_BYTES, self._rdv_arrive, (phase, src, nbytes))
+
+    def _rdv_arrive(self, item: tuple[Phase, int, int]) -> None:
+        phase, src, nbytes = item
+        Engine.recv(self, phase, src, nbytes)
+        key = (phase.tag, src, phase.rank)
+        waiting = self._rdv_sends.get(key)
+        if waiting:
+            sender = waiting.popleft()
+            if not waiting:
+                del self._rdv_sends[key]
+            self._rdv_data(sender)
+        else:
+            self._rdv_early[key] = self._rdv_early.get(key, 0) + 1
 
     def switch_reduce(self, phase: Phase, up_bytes: int, down_bytes: int) -> None:
         if not self.network.capabilities.in_switch:
