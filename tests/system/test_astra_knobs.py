@@ -299,3 +299,14 @@ def test_simulate_refuses_what_it_does_not_model(system, field, why):
     with pytest.raises(ConfigError, match=why) as err:
         simulate(platform(**system), all_reduce())
     assert err.value.field == field
+
+
+def test_rendezvous_with_themis_plans_and_runs():
+    # Themis' guard predicts both plans without control messages; the run itself has them
+    net = NetworkSpec((DimSpec("Ring", 4, 50 * 2**30, 500.0), DimSpec("Ring", 2, 25 * 2**30, 500.0)))
+    system = replace(platform().system, implementations=CollectiveImpl(("ring", "ring"), ("ring", "ring"), ("ring", "ring"), ("ring", "ring")), inter_dimension_scheduling="themis")
+    plain = Platform(network=net, system=system, compat="astra")
+    with_control = replace(plain, system=replace(system, rendezvous=True))
+    base = simulate(plain, all_reduce(npus=8))
+    slower = simulate(with_control, all_reduce(npus=8))
+    assert max(finish_ns(slower)) > max(finish_ns(base)) > 0
