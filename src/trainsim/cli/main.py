@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import sys
 
+from trainsim.cli.astra_args import astra_argv
 from trainsim.errors import DeadlockError, InfeasibleError, TrainsimError
 
 EXIT_USER_ERROR = 2
@@ -43,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
         _register_commands()  # in the try: a Ctrl-C while importing is an interruption too
         from trainsim.cli.app import app
 
-        app(args=argv, prog_name="trainsim")
+        app(args=astra_argv(sys.argv[1:] if argv is None else argv), prog_name="trainsim")
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except TrainsimError as exc:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from trainsim.cli.app import app
+from trainsim.cli.astra_args import parse_bool
 from trainsim.cli.outputs import check_output_file
 from trainsim.errors import ConfigError
 from trainsim.system.modes import COMPAT_MODES, backend_names
@@ -46,10 +47,19 @@ def run_command(
     expand: bool = typer.Option(False, "--expand", help="In the timeline, one process per rank (default: identical ranks folded)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
     astra_output: bool | None = typer.Option(None, "--astra-output/--no-astra-output", help="Before the summary, ASTRA-sim's per-rank lines ('sys[N] finished, X cycles, exposed communication Y cycles.', whole ns); default: on for ASTRA-sim's files, off for a platform file."),
+    comm_scale: float | None = typer.Option(None, "--comm-scale", help="ASTRA-sim: every communication size x this (whole bytes)."),
+    compute_scale: float | None = typer.Option(None, "--compute-scale", help="ASTRA-sim: every compute time x this."),
+    injection_scale: float | None = typer.Option(None, "--injection-scale", help="ASTRA-sim: the endpoint delay x this."),
+    rendezvous_protocol: str | None = typer.Option(None, "--rendezvous-protocol", metavar="[BOOL]", help="ASTRA-sim: the receiver sends an 8 KiB control message before each message (alone, or =true / =false)."),
+    num_queues_per_dim: int | None = typer.Option(None, "--num-queues-per-dim", help="ASTRA-sim: dimension queues per network dimension (default 1)."),
+    logging_configuration: Path | None = typer.Option(None, "--logging-configuration", help="ASTRA-sim: spdlog_setup TOML file of log sinks and loggers."),
+    logging_folder: Path | None = typer.Option(None, "--logging-folder", help="ASTRA-sim: write log.log and err.log of the run in this folder."),
 ) -> None:
     """Simulate one training step of a workload on a platform."""
     from rich.console import Console
 
+    from trainsim.config.knobs import with_knobs
+    from trainsim.config.log_config import configure_logging
     from trainsim.system.api import load_inputs, simulate
 
     if workload and workload_configuration and workload != workload_configuration:
@@ -61,6 +71,7 @@ def run_command(
     check_output_file(json_path, "--json")
     check_output_file(trace_path, "--trace")
     err = Console(stderr=True)
+    rendezvous = None if rendezvous_protocol is None else parse_bool(rendezvous_protocol, "--rendezvous-protocol")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         plat, graphs = load_inputs(
@@ -71,11 +82,19 @@ def run_command(
             memory=remote_memory_configuration,
             comm_groups=comm_group_configuration,
         )
+    plat = with_knobs(
+        plat,
+        comm_scale=comm_scale,
+        compute_scale=compute_scale,
+        injection_scale=injection_scale,
+        rendezvous=rendezvous,
+        queues_per_dim=num_queues_per_dim,
+    )
     if not quiet:
         for message in dict.fromkeys(str(w.message) for w in caught):
             err.print(f"[yellow]warning:[/] {message}", highlight=False)
     to_stdout = json_path is not None and str(json_path) == "-"
-    with ProgressDisplay(enabled=not quiet and not to_stdout) as display:
+    with configure_logging(logging_configuration, logging_folder), ProgressDisplay(enabled=not quiet and not to_stdout) as display:
         result = simulate(plat, graphs, backend=backend, compat=compat, progress=display.update)
     if trace_path is not None:
         from trainsim.report.perfetto import write_trace

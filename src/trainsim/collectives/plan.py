@@ -18,6 +18,14 @@ the inter-dimension scheduler may permute it) over the *active* dimensions (size
   dimension of ``order`` (the caller passes it descending, E3).
 
 Each phase's input is the previous phase's output. Sizes in bytes.
+
+Which of its dimension's queues a phase waits in (ASTRA-sim's ``QueueLevels``, used with
+``--num-queues-per-dim`` above 1) is chosen per rank when the chunk is generated; ``pick`` says
+how (``Sys::generate_collective``): the all-reduce phases of ``localBWAware`` (and Themis)
+take the first half of the dimension's queues (``FIRST``: reduce-scatter and the last
+dimension's all-reduce) or the second half (``LAST``: the all-gather phases, counter-clockwise),
+every other phase the next queue in turn (``NEXT``). ``queue`` is the chosen queue's index
+within its dimension (0 until chosen: ``system.queues``).
 """
 
 from __future__ import annotations
@@ -27,6 +35,9 @@ from dataclasses import dataclass
 from trainsim.collectives.algorithms import AlgoSpec, algorithm
 from trainsim.collectives.base import ALL_GATHER, ALL_REDUCE, REDUCE_SCATTER
 
+NEXT, FIRST, LAST = 0, 1, 2
+"""How a phase picks its dimension queue (module docstring)."""
+
 
 def phase_output_size(kind: str, comm_type: int, data_size: int, n: int) -> int:
     """Output bytes of one phase (D1-D4): the next phase's input."""
@@ -35,14 +46,17 @@ def phase_output_size(kind: str, comm_type: int, data_size: int, n: int) -> int:
 
 @dataclass(frozen=True, slots=True)
 class PhaseSpec:
-    """One phase of a chunk, identical on every rank: logical dimension, algorithm, type,
-    input bytes, ring direction, and the queue it waits in (the dimension's queue)."""
+    """One phase of a chunk: logical dimension, algorithm, type, input bytes, ring direction,
+    how it picks its dimension queue (``NEXT`` / ``FIRST`` / ``LAST``) and the queue's index
+    in its dimension (module docstring)."""
 
     ldim: int
     algo: AlgoSpec
     comm_type: int
     in_size: int
     clockwise: bool = True
+    pick: int = NEXT
+    queue: int = 0
 
 
 def chunk_phases(
@@ -59,10 +73,10 @@ def chunk_phases(
     phases: list[PhaseSpec] = []
     size = chunk
 
-    def add(d: int, t: int, clockwise: bool = True) -> None:
+    def add(d: int, t: int, pick: int = NEXT) -> None:
         nonlocal size
         algo = algos[d]
-        phases.append(PhaseSpec(d, algo, t, size, clockwise))
+        phases.append(PhaseSpec(d, algo, t, size, pick != LAST, pick))
         size = phase_output_size(algo.kind, t, size, sizes[d])
 
     if comm_type != ALL_REDUCE or not local_bw_aware:
@@ -70,14 +84,14 @@ def chunk_phases(
             add(d, comm_type)
     elif themis:
         for d in order:
-            add(d, REDUCE_SCATTER)
+            add(d, REDUCE_SCATTER, FIRST)
         for d in reversed(order):
-            add(d, ALL_GATHER, False)
+            add(d, ALL_GATHER, LAST)
     else:
         for d in order[:-1]:
-            add(d, REDUCE_SCATTER)
+            add(d, REDUCE_SCATTER, FIRST)
         if order:
-            add(order[-1], ALL_REDUCE)
+            add(order[-1], ALL_REDUCE, FIRST)
         for d in reversed(order[:-1]):
-            add(d, ALL_GATHER, False)
+            add(d, ALL_GATHER, LAST)
     return phases

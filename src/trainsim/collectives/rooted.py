@@ -192,7 +192,7 @@ def rooted_chunk_phases(
         root_index = layout.members(root, d)[1]
         if comm_type == BARRIER:
             algo = AlgoSpec(DISSEMINATION)
-            phases.append(RootedPhaseSpec(d, algo, comm_type, 0, True, root_index, ()))
+            phases.append(RootedPhaseSpec(d, algo, comm_type, 0, root_index=root_index))
             continue
         algo = rooted_algorithm(layout.algos[d])
         if comm_type == BROADCAST:
@@ -205,7 +205,7 @@ def rooted_chunk_phases(
         else:  # scatter: the ring root holds every block of the ring below it
             size = chunk * math.prod(sizes[e] for e in order[i:])
             fix = fixed(order[i + 1 :])
-        phases.append(RootedPhaseSpec(d, algo, comm_type, size, True, root_index, fix))
+        phases.append(RootedPhaseSpec(d, algo, comm_type, size, root_index=root_index, fixed=fix))
     return phases
 
 

@@ -9,7 +9,13 @@ from trainsim.compute.devices import (
     get_device,
     load_kernel_times,
 )
-from trainsim.compute.model import ComputeModel, ComputeNodes, ReplayCompute, RooflineCompute
+from trainsim.compute.model import (
+    ComputeModel,
+    ComputeNodes,
+    ReplayCompute,
+    RooflineCompute,
+    ScaledCompute,
+)
 from trainsim.compute.roofline import roofline_time_ns
 
 __all__ = [
@@ -17,6 +23,7 @@ __all__ = [
     "ComputeNodes",
     "ReplayCompute",
     "RooflineCompute",
+    "ScaledCompute",
     "DeviceSpec",
     "Efficiency",
     "OperatorTimer",

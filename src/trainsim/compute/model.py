@@ -8,13 +8,17 @@ workload graph (:class:`ComputeNodes`: replay duration, FLOP, bytes touched). Im
   arithmetic: ``round(duration_s x 1e9)`` ns, and a zero duration takes 1 ns;
 - :class:`RooflineCompute` (the system file's ``roofline_enabled``): the roofline
   (``roofline.roofline_time_ns``, whole ns in compatibility mode) for GPU nodes; CPU nodes
-  replay their duration as above.
+  replay their duration as above;
+- :class:`ScaledCompute`: another model's times x a factor (ASTRA-sim 1.0's
+  ``--compute-scale``, which multiplied each layer's compute cycles and stored the product as a
+  whole number of cycles: truncated to whole ns in compatibility mode).
 
 Units: seconds and FLOP in the graph, FLOP/s and B/s for the device; results in ns.
 """
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any, Protocol
 
 from trainsim.compute.roofline import roofline_time_ns
@@ -94,3 +98,20 @@ class RooflineCompute(ReplayCompute):
             self.mem_bw,
             compat_astra=self.compat_astra,
         )
+
+
+class ScaledCompute:
+    """``inner``'s time x ``scale``, truncated to whole ns when ``compat_astra`` (module
+    docstring)."""
+
+    __slots__ = ("inner", "scale", "compat_astra", "_inner_ns")
+
+    def __init__(self, inner: ComputeModel, scale: float, *, compat_astra: bool) -> None:
+        self.inner = inner
+        self.scale = float(scale)
+        self.compat_astra = compat_astra
+        self._inner_ns = inner.node_ns
+
+    def node_ns(self, graph: ComputeNodes, pos: int, cpu: bool) -> float:
+        ns = self._inner_ns(graph, pos, cpu) * self.scale
+        return float(math.trunc(ns)) if self.compat_astra else ns

@@ -34,6 +34,7 @@ from trainsim.config.checks import (
     want_str,
 )
 from trainsim.config.files import load_json_mapping
+from trainsim.config.knobs import check_system
 from trainsim.config.types import CollectiveImpl, SharedBusSpec, SystemSpec
 from trainsim.units import GBPS, TFLOPS
 
@@ -163,12 +164,14 @@ def parse_astra_system(data: dict[str, Any], file: str) -> SystemSpec:
             data.get("peak-perf", "(missing)"),
             "a number > 0 (TFLOP/s) when roofline-enabled is 1: the roofline divides by it",
         )
-    return SystemSpec(
+    system = SystemSpec(
         **fields,
         implementations=impl,
         shared_bus=SharedBusSpec(**_convert(data, _SHARED_BUS, file)),
         source=file,
     )
+    check_system(system, file=file, names="astra")
+    return system
 
 
 def load_astra_system(path: str | Path) -> SystemSpec:

@@ -34,6 +34,7 @@ from pydantic import BaseModel, ValidationError
 from trainsim.config.astra import cross_check, parse_comm_groups
 from trainsim.config.checks import did_you_mean, show
 from trainsim.config.files import load_yaml_mapping, read_text, yaml_line
+from trainsim.config.knobs import check_system
 from trainsim.config.platform_models import MEMORY_MODES, FabricModel, PlatformModel
 from trainsim.config.types import (
     CollectiveImpl,
@@ -197,8 +198,14 @@ def _to_platform(m: PlatformModel, file: str, endpoint: EndpointSpec | None) -> 
         track_local_mem=s.track_local_mem,
         local_mem_trace_filename=s.local_mem_trace_filename,
         shared_bus=SharedBusSpec(**s.shared_bus.model_dump()),
+        comm_scale=s.comm_scale,
+        compute_scale=s.compute_scale,
+        injection_scale=s.injection_scale,
+        rendezvous=s.rendezvous,
+        queues_per_dim=s.queues_per_dim,
         source=file,
     )
+    check_system(system, file=file, names="native")
     mem = m.memory
     memory = RemoteMemorySpec(
         mode=MEMORY_MODES[mem.mode],  # type: ignore[arg-type]
@@ -321,6 +328,11 @@ def platform_to_dict(p: Platform) -> dict[str, Any]:
                 "gap_per_byte_ns": s.shared_bus.gap_per_byte_ns,
                 "local_reduction_delay_ns": s.shared_bus.local_reduction_delay_ns,
             },
+            "comm_scale": s.comm_scale,
+            "compute_scale": s.compute_scale,
+            "injection_scale": s.injection_scale,
+            "rendezvous": s.rendezvous,
+            "queues_per_dim": s.queues_per_dim,
         },
         "memory": {
             "mode": mode,

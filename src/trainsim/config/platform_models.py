@@ -156,6 +156,11 @@ class SystemModel(_Model):
     track_local_mem: bool = _SYS.track_local_mem
     local_mem_trace_filename: str = _SYS.local_mem_trace_filename
     shared_bus: SharedBusModel = SharedBusModel()
+    comm_scale: Positive = Field(default=_SYS.comm_scale, description="Communication sizes x this (ASTRA-sim's --comm-scale)")
+    compute_scale: Positive = Field(default=_SYS.compute_scale, description="Compute times x this (ASTRA-sim's --compute-scale)")
+    injection_scale: Positive = Field(default=_SYS.injection_scale, description="Endpoint delay x this (ASTRA-sim's --injection-scale)")
+    rendezvous: bool = Field(default=_SYS.rendezvous, description="A control message from the receiver before every message (ASTRA-sim's --rendezvous-protocol)")
+    queues_per_dim: Count = Field(default=_SYS.queues_per_dim, description="Dimension queues per network dimension (ASTRA-sim's --num-queues-per-dim)")
 
     @model_validator(mode="after")
     def _roofline_needs_peak(self) -> SystemModel:

@@ -128,7 +128,30 @@ class SystemSpec:
     track_local_mem: bool = False
     local_mem_trace_filename: str = "local_mem_trace"
     shared_bus: SharedBusSpec = field(default_factory=SharedBusSpec)
+    # ASTRA-sim's command-line knobs of its system layer (``Sys``'s constructor arguments;
+    # ``trainsim run --comm-scale`` ..., or set here from Python): docs/astra-compat.md
+    comm_scale: float = 1.0
+    """Every communication size (collective, send, receive) x this, truncated to whole bytes
+    (ASTRA-sim 1.0's ``--comm-scale``; applied to the graphs by ``system.api.simulate``)."""
+    compute_scale: float = 1.0
+    """Every compute node's time x this (whole ns, truncated, in compatibility mode; ASTRA-sim
+    1.0's ``--compute-scale``; applied by the compute model, ``system.build.build_compute``)."""
+    injection_scale: float = 1.0
+    """The endpoint delay x this (ASTRA-sim's ``--injection-scale``: ``int(int(E) x scale)``;
+    applied by the endpoint model, ``endpoint.astra``)."""
+    rendezvous: bool = False
+    """ASTRA-sim's ``--rendezvous-protocol``: before every message (of a collective, and every
+    SEND / RECV node) the receiver sends the sender an ``RENDEZVOUS_BYTES`` control message
+    when it posts the receive, and the data leaves only once that has arrived."""
+    queues_per_dim: int = 1
+    """ASTRA-sim's ``--num-queues-per-dim``: dimension queues per network dimension; each runs
+    ``ceil(active_chunks_per_dimension / queues_per_dim)`` chunks at once, and a chunk's phase
+    takes the next queue of its dimension in turn (``system.queues``)."""
     source: str = field(default="", compare=False)
+
+
+RENDEZVOUS_BYTES = 8192
+"""Size of ASTRA-sim's rendezvous control message (``Sys::rendezvous_sim_send``), bytes."""
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,9 @@
 """ASTRA-sim's endpoint model (endpoint layer; astra-sim-semantics.md B1-B2).
 
 An insertion costs the endpoint delay E (the system section's ``endpoint_delay_ns``, ASTRA-sim's
-``endpoint-delay``; whole ns in compatibility mode) or, on a communicator group's "Fast" path,
+``endpoint-delay``, times its ``injection_scale``, ASTRA-sim's ``--injection-scale``: ASTRA-sim
+stores both E and the product in an int, so in compatibility mode the delay is
+``int(int(E) x scale)``; the "Fast" path is not scaled) or, on a communicator group's "Fast" path,
 ``fast_path_ns`` (10 ns, hard-coded in ASTRA-sim's ``MemBus``). Reducing b bytes costs three
 memory passes at the system's ``local_mem_bw`` (B/s): ``red(b) = 3 x trunc(b / local_mem_bw x
 1e9)`` ns in compatibility mode (each pass truncated on its own, B2), ``3 b / local_mem_bw x
@@ -44,8 +46,12 @@ class AstraEndpoint:
         *,
         compat_astra: bool,
         fast_ns: float = FAST_PATH_NS,
+        injection_scale: float = 1.0,
     ) -> None:
-        self.delay_ns = float(int(delay_ns)) if compat_astra else float(delay_ns)
+        if compat_astra:  # Sys::initialize_sys: int E, then int(E x injection_scale)
+            self.delay_ns = float(int(int(delay_ns) * injection_scale))
+        else:
+            self.delay_ns = float(delay_ns) * injection_scale
         self.fast_ns = float(int(fast_ns)) if compat_astra else float(fast_ns)
         self.local_mem_bw = float(local_mem_bw)
         self.compat_astra = compat_astra
@@ -72,4 +78,5 @@ def build_astra_endpoint(
         system.local_mem_bw,
         compat_astra=compat_astra,
         fast_ns=spec.fast_path_ns,
+        injection_scale=system.injection_scale,
     )

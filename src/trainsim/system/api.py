@@ -8,17 +8,19 @@ as in reference-results/cases.json).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from trainsim.config.knobs import check_system
 from trainsim.config.types import Platform
 from trainsim.engine import EventQueue
 from trainsim.errors import ConfigError, TrainsimError
 from trainsim.network.protocol import NetworkBackend
 from trainsim.network.registry import DEFAULT_BACKEND, make_backend
 from trainsim.system.build import build_compute, build_memory
-from trainsim.system.executor import Executor
+from trainsim.system.executor import WORKLOAD_LOG, Executor
 from trainsim.system.modes import COMPAT_MODES
 from trainsim.system.result import RunResult
 from trainsim.system.symmetry.group import GroupSymmetryConflict
@@ -28,7 +30,7 @@ from trainsim.system.symmetry.whole_step import (
     representative_run,
 )
 from trainsim.workload.graph import WorkloadGraph
-from trainsim.workload.micro import ReplicatedGraphs
+from trainsim.workload.micro import ReplicatedGraphs, comm_scaled
 
 
 def make_network(platform: Platform, queue: EventQueue, backend: str, *, compat_astra: bool) -> NetworkBackend:
@@ -82,6 +84,8 @@ def simulate(
     equivalence (``system/symmetry/replica.py`` checks it for generated workloads)."""
     compat = compat or platform.compat
     compat_astra = _check_compat(compat)
+    check_system(platform.system)
+    graphs = comm_scaled(graphs, platform.system.comm_scale)
     npus = platform.network.npus
     if len(graphs) != npus:
         raise ConfigError(
@@ -107,6 +111,7 @@ def simulate(
                 blocker = str(exc) or type(exc).__name__
             else:
                 result.info.update({"backend": backend, "compat": compat, "npus": npus, "symmetry": "representative"})
+                log_finish(result)
                 return result
         how = f"per collective (whole step not symmetric: {blocker})"
     try:
@@ -118,7 +123,21 @@ def simulate(
     result.info.update({"backend": backend, "compat": compat, "npus": npus, "symmetry": how})
     if collectives is not None:
         result.info["symmetric_ties"] = collectives.symmetric_ties
+    log_finish(result)
     return result
+
+
+def log_finish(result: RunResult) -> None:
+    """Each rank's finish on the ``trainsim.workload`` logger (INFO), in ASTRA-sim's words
+    (``Workload::report``): ``sys[N] finished, X cycles, exposed communication Y cycles.``, a
+    cycle being 1 ns. Nothing is formatted unless a handler wants INFO records
+    (``config.log_config``: ``--logging-folder`` / ``--logging-configuration``)."""
+    if not WORKLOAD_LOG.isEnabledFor(logging.INFO):
+        return
+    for r in result.ranks:
+        finish = round(r.finish_s * 1e9)
+        exposed = round(r.exposed_comm_s * 1e9)
+        WORKLOAD_LOG.info("sys[%d] finished, %d cycles, exposed communication %d cycles.", r.rank, finish, exposed)
 
 
 def _run(

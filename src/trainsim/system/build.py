@@ -10,7 +10,7 @@ to a registry or a platform field reaches every path at once:
 - :func:`build_memory`: the platform's remote memory tier (``memory.RemoteMemory``), on the
   run's event queue, for the executor's load and store nodes;
 - :func:`build_compute`: replay, or the roofline when the system section enables it
-  (``compute.model``), for the executor's compute nodes.
+  (``compute.model``), scaled by ``compute_scale``, for the executor's compute nodes.
 
 ``compat_astra``: ASTRA-sim's arithmetic (whole-ns truncations, integer bytes/ns memory
 bandwidth). Times in ns, bandwidths in B/s.
@@ -18,7 +18,7 @@ bandwidth). Times in ns, bandwidths in B/s.
 
 from __future__ import annotations
 
-from trainsim.compute import ComputeModel, ReplayCompute, RooflineCompute
+from trainsim.compute import ComputeModel, ReplayCompute, RooflineCompute, ScaledCompute
 from trainsim.config.types import Platform
 from trainsim.endpoint import EndpointModel, build_endpoint_model
 from trainsim.engine import EventQueue
@@ -36,8 +36,15 @@ def build_memory(platform: Platform, queue: EventQueue, compat_astra: bool) -> M
 
 
 def build_compute(platform: Platform, compat_astra: bool) -> ComputeModel:
-    """Roofline compute when the system section enables it, else replayed durations."""
+    """Roofline compute when the system section enables it (and ``replay_only`` is off: then
+    every node replays its recorded duration, as in ASTRA-sim), else replayed durations; times
+    x the system's ``compute_scale`` when it is not 1."""
     system = platform.system
-    if system.roofline_enabled:
-        return RooflineCompute(system.peak_perf, system.local_mem_bw, compat_astra=compat_astra)
-    return ReplayCompute(compat_astra=compat_astra)
+    model: ComputeModel
+    if system.roofline_enabled and not system.replay_only:
+        model = RooflineCompute(system.peak_perf, system.local_mem_bw, compat_astra=compat_astra)
+    else:
+        model = ReplayCompute(compat_astra=compat_astra)
+    if system.compute_scale != 1.0:
+        model = ScaledCompute(model, system.compute_scale, compat_astra=compat_astra)
+    return model

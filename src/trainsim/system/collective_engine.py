@@ -10,6 +10,17 @@ dimension queues (astra-sim-semantics.md A3, B1-B2, C3-C6). Used by ``collective
 - Each rank has one queue per logical dimension; when a phase ends, in the same tick: the
   stream leaves its queue, joins the next phase's queue, the old queue starts its next
   waiting stream, the new queue starts streams if it has room (C5).
+- With ``rendezvous`` (ASTRA-sim's ``--rendezvous-protocol``: ``Sys::rendezvous_sim_send`` /
+  ``rendezvous_sim_recv``), a receive does not wait passively: posting it sends the sender a
+  control message of ``RENDEZVOUS_BYTES`` (8 KiB), and only when that control message arrives
+  is the receive really posted and (if the sender has reached its send) the data sent; a
+  sender that reaches its send first waits for the control message. At the control message's
+  arrival the receiver's receive is posted first, then the data leaves; a control message that
+  was there before the send starts the data at the send's tick (delay 0). Control messages are
+  network traffic but not the collective's bytes (records count data only).
+- With several queues per dimension (``queues_per_dim``), each rank's phases pick their queue
+  and direction when the rank's chunks are generated (``system.queues``), and each queue runs
+  ``ceil(active_chunks / queues_per_dim)`` chunks at once.
 - ``switch_reduce`` (``inSwitch``): the upload leaves through the rank's uplink (its injection
   port in the default mode) and reaches the switch one hop later (``network.switch_hop``);
   when all n members' uploads are there (a join keyed by chunk tag, dimension and ring), the
@@ -36,12 +47,14 @@ from trainsim.collectives import (
     PhaseSpec,
     make_phase,
 )
+from trainsim.config.types import RENDEZVOUS_BYTES
 from trainsim.endpoint import EndpointModel
 from trainsim.engine import EventQueue
 from trainsim.errors import ConfigError
 from trainsim.network.injection import InjectionPorts
 from trainsim.network.protocol import NetworkBackend
 from trainsim.system.dim_queue import DimQueue
+from trainsim.system.queues import QueuePicker
 from trainsim.topology import MultiDimTopology
 
 _RS_AG = (2, 7)  # CommType.ALL_GATHER, CommType.REDUCE_SCATTER: SCF applies to these phases
@@ -52,13 +65,16 @@ class EngineOptions:
     """What an engine needs besides its clock, network and topology: the endpoint model that
     prices bundles, the arithmetic mode (``compat_astra``: ASTRA-sim's whole-ns arithmetic,
     which lets the symmetric runner memoize phases), the active chunks per dimension queue and
-    whether queues order streams smallest-chunk-first (``scf``, C5). Built by the collective
-    runtime from the platform (``system.build.build_endpoint`` for the endpoint)."""
+    whether queues order streams smallest-chunk-first (``scf``, C5), the rendezvous protocol
+    and the queues per dimension (module docstring). Built by the collective runtime from the
+    platform (``system.build.build_endpoint`` for the endpoint)."""
 
     endpoint: EndpointModel
     compat_astra: bool
     active_chunks: int
     scf: bool
+    rendezvous: bool = False
+    queues_per_dim: int = 1
 
 
 @dataclass(slots=True)
@@ -146,16 +162,18 @@ class Stream:
 
 
 class RankState:
-    """A rank's dimension queues, priority counter and double-binary-tree counters."""
+    """A rank's dimension queues, priority counter, double-binary-tree counters and (with
+    several queues per dimension) its queue picker."""
 
-    __slots__ = ("queues", "limit", "priority", "tree_counters", "active")
+    __slots__ = ("queues", "limit", "priority", "tree_counters", "active", "picker")
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, picker: QueuePicker | None = None) -> None:
         self.queues: list[DimQueue] = []
         self.limit = limit
         self.priority = 0
         self.tree_counters: dict[tuple[int, int], int] = {}
         self.active = 0  # streams in flight
+        self.picker = picker
 
     def queue(self, qid: int) -> DimQueue:
         queues = self.queues
@@ -185,7 +203,11 @@ class Engine:
         self._insertion_ns = endpoint.insertion_ns
         self._reduction_ns = endpoint.reduction_ns
         self.scf = options.scf
-        self.active_chunks = options.active_chunks
+        self.queues_per_dim = q = options.queues_per_dim
+        self.active_chunks = -(-options.active_chunks // q)  # per queue (Sys::Sys)
+        if options.rendezvous:
+            self.send = self._rdv_send  # type: ignore[method-assign]
+            self.recv = self._rdv_recv  # type: ignore[method-assign]
         self.injection = injection
         self.on_rank_done = on_rank_done
         self.ranks: dict[int, RankState] = {}
@@ -193,6 +215,10 @@ class Engine:
         self._early: dict[tuple[int, int, int, int], int] = {}
         # (tag, dim, first member) -> [uploads arrived at the switch, phases that sent one]
         self._joins: dict[tuple[int, int, int], list[Any]] = {}
+        # rendezvous, keyed (tag, sender, receiver): sends waiting for their control message,
+        # and control messages that arrived before their send
+        self._rdv_sends: dict[tuple[int, int, int], deque[tuple[Phase, int, int]]] = {}
+        self._rdv_early: dict[tuple[int, int, int], int] = {}
 
     # -- PhaseHost -----------------------------------------------------------------------
     def bundle(self, phase: Phase, red_bytes: int) -> None:
@@ -213,18 +239,21 @@ class Engine:
 
     def send(self, phase: Phase, dst: int, nbytes: int, mirror_src: int) -> None:
         self._account(phase, dst, nbytes)
-        key = (phase.tag, phase.rank, dst, nbytes)
+        self._transmit(phase.rank, dst, nbytes, self._arrive, (phase.tag, phase.rank, dst, nbytes))
+
+    def _transmit(self, src: int, dst: int, nbytes: int, on_arrival: Callable[[Any], None], arg: Any) -> None:
+        """One message on the network, after the sender's injection port frees (default mode)."""
         inj = self.injection
         if inj is not None:
             now = self.queue.now
-            start = inj.reserve(phase.rank, dst, nbytes, now)
+            start = inj.reserve(src, dst, nbytes, now)
             if start > now:
-                self.queue.schedule(start - now, self._deferred_send, key)
+                self.queue.schedule(start - now, self._deferred_send, (src, dst, nbytes, on_arrival, arg))
                 return
-        self.network.send(phase.rank, dst, nbytes, self._arrive, key)
+        self.network.send(src, dst, nbytes, on_arrival, arg)
 
-    def _deferred_send(self, key: tuple[int, int, int, int]) -> None:
-        self.network.send(key[1], key[2], key[3], self._arrive, key)
+    def _deferred_send(self, item: tuple[int, int, int, Callable[[Any], None], Any]) -> None:
+        self.network.send(*item)
 
     def _arrive(self, key: tuple[int, int, int, int]) -> None:
         posted = self._posted.get(key)
@@ -252,6 +281,45 @@ class Engine:
             if posted is None:
                 posted = self._posted[key] = deque()
             posted.append(phase)
+
+    # -- the rendezvous protocol (module docstring): ``send`` / ``recv`` when it is on --------
+
+    def _rdv_send(self, phase: Phase, dst: int, nbytes: int, mirror_src: int) -> None:
+        """A send waits for its receiver's control message (there already: at once, delay 0)."""
+        key = (phase.tag, phase.rank, dst)
+        early = self._rdv_early.get(key)
+        if early:
+            if early == 1:
+                del self._rdv_early[key]
+            else:
+                self._rdv_early[key] = early - 1
+            self.queue.schedule(0.0, self._rdv_data, (phase, dst, nbytes))
+            return
+        waiting = self._rdv_sends.get(key)
+        if waiting is None:
+            waiting = self._rdv_sends[key] = deque()
+        waiting.append((phase, dst, nbytes))
+
+    def _rdv_data(self, item: tuple[Phase, int, int]) -> None:
+        phase, dst, nbytes = item
+        Engine.send(self, phase, dst, nbytes, -1)
+
+    def _rdv_recv(self, phase: Phase, src: int, nbytes: int) -> None:
+        """A receive sends its control message; it is posted when that arrives."""
+        self._transmit(phase.rank, src, RENDEZVOUS_BYTES, self._rdv_arrive, (phase, src, nbytes))
+
+    def _rdv_arrive(self, item: tuple[Phase, int, int]) -> None:
+        phase, src, nbytes = item
+        Engine.recv(self, phase, src, nbytes)
+        key = (phase.tag, src, phase.rank)
+        waiting = self._rdv_sends.get(key)
+        if waiting:
+            sender = waiting.popleft()
+            if not waiting:
+                del self._rdv_sends[key]
+            self._rdv_data(sender)
+        else:
+            self._rdv_early[key] = self._rdv_early.get(key, 0) + 1
 
     def switch_reduce(self, phase: Phase, up_bytes: int, down_bytes: int) -> None:
         if not self.network.capabilities.in_switch:
@@ -324,13 +392,13 @@ class Engine:
     def rank_state(self, rank: int) -> RankState:
         rs = self.ranks.get(rank)
         if rs is None:
-            rs = self.ranks[rank] = RankState(self.active_chunks)
+            q = self.queues_per_dim
+            rs = self.ranks[rank] = RankState(self.active_chunks, QueuePicker(q) if q > 1 else None)
         return rs
 
-    @staticmethod
-    def _queue_id(stream: Stream) -> int:
-        layout = stream.layout
-        return 0 if layout.fast else stream.phases[stream.pos].ldim
+    def _queue_id(self, stream: Stream) -> int:
+        spec = stream.phases[stream.pos]
+        return (0 if stream.layout.fast else spec.ldim) * self.queues_per_dim + spec.queue
 
     def _fill(self, q: DimQueue) -> None:
         streams = q.streams
@@ -372,7 +440,10 @@ class Engine:
         rs = self.rank_state(rank)
         counters = rs.tree_counters
         lid = id(layout)
+        picker = rs.picker
         for c, phases in enumerate(chunks):
+            if picker is not None:
+                phases = picker.assign(phases, layout.fast)
             trees = []
             for spec in phases:
                 if spec.algo.kind == DOUBLE_BINARY_TREE:
@@ -396,6 +467,9 @@ class Engine:
         for (tag, src, dst, nbytes), phases in self._posted.items():
             for _ in phases:
                 out.append((dst, f"a {nbytes} B message of chunk {tag} from rank {src}"))
+        for (tag, src, dst), sends in self._rdv_sends.items():
+            for _ in sends:
+                out.append((src, f"the rendezvous control message of chunk {tag} from rank {dst}"))
         for (tag, dim, _first), (arrived, phases) in self._joins.items():
             n = len(phases[0][0].members)
             for phase, *_sizes in phases:  # (phase, down bytes, up bytes)

@@ -52,7 +52,12 @@ from trainsim.system.collective_engine import (
     RankWork,
 )
 from trainsim.system.planner import CollectivePlanner
-from trainsim.system.symmetry.collective import SymmetricOutcome, SymmetricRunner, symmetric_backend
+from trainsim.system.symmetry.collective import (
+    SymmetricOutcome,
+    SymmetricRunner,
+    knobs_blocking_symmetry,
+    symmetric_backend,
+)
 from trainsim.system.symmetry.group import GroupSymmetry
 
 _BROADCAST = int(CommType.BROADCAST)
@@ -120,13 +125,16 @@ class CollectiveRuntime:
         self.topology = topo
         self.npus = topo.npus
         self._all_ranks = tuple(range(self.npus))  # one shared tuple: O(1) "whole machine" tests
-        self._symmetric_backend = symmetric_backend(network, topo)
+        knobs_block = bool(knobs_blocking_symmetry(sysspec))
+        self._symmetric_backend = symmetric_backend(network, topo) and not knobs_block
         self._symmetric: SymmetricRunner | None = None
         self.engine_options = EngineOptions(
             endpoint=build_endpoint(platform, compat_astra) if endpoint is None else endpoint,
             compat_astra=compat_astra,
             active_chunks=sysspec.active_chunks_per_dimension,
             scf=sysspec.intra_dimension_scheduling == "SCF",
+            rendezvous=sysspec.rendezvous,
+            queues_per_dim=sysspec.queues_per_dim,
         )
         self.engine = Engine(
             queue,
@@ -147,7 +155,7 @@ class CollectiveRuntime:
         self._next_tag = 0
         self.symmetric_runs = 0
         # communicator-group collectives by a representative member (``symmetry/group.py``)
-        self._groups = GroupSymmetry(self) if group_symmetry else None
+        self._groups = GroupSymmetry(self) if group_symmetry and not knobs_block else None
         self.themis_choices: list[themis_guard.ThemisChoice] = []  # Themis' guarded decisions
         # rank -> ranks that behave exactly as it and run no graph (``system/symmetry/replica.py``
         # checks that): they issue each of its collectives on a group holding them, with it

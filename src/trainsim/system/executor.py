@@ -8,15 +8,30 @@ built by ``system.build`` (compute: a ``compute.ComputeModel``, replay or roofli
 :meth:`Executor._complete` to run when it is done. A run that ends with unfinished nodes
 raises :class:`DeadlockError` naming each blocked node and what it waits for.
 
+System knobs the executor applies (docs/astra-compat.md):
+
+- ``replay_only`` (ASTRA-sim's ``replay-only``, ``Workload::issue``): every node, whatever its
+  type, waits its recorded duration (the compute model's replay: ASTRA-sim's
+  ``duration_micros x 1000`` ns, 1 ns when it is 0) in the slot its type takes; nothing is sent,
+  no memory is touched, no collective runs. As in ASTRA-sim the time counts as GPU (or, for
+  ``is_cpu_op`` nodes, CPU) work, so exposed communication is what is left of the finish time;
+- ``rendezvous`` (``--rendezvous-protocol``): a RECV sends its SEND's rank an 8 KiB control
+  message when it is issued and is posted when that arrives; the SEND's data leaves when both
+  the SEND is issued and the control message has arrived (``collective_engine``, same rule);
+- ``trace_enabled`` (``trace-enabled``): a DEBUG record per node issued and per node finished on
+  the ``trainsim.workload`` logger, in ASTRA-sim's words (``issue,sys->id=...``, ``callback,...``).
+
 Time is the event kernel's ns; results are converted to seconds.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
+from functools import partial
 
 from trainsim.compute import ComputeModel
-from trainsim.config.types import Platform
+from trainsim.config.types import RENDEZVOUS_BYTES, Platform
 from trainsim.engine import EventQueue
 from trainsim.enums import CommType, NodeType
 from trainsim.errors import DeadlockError, TraceError
@@ -35,6 +50,9 @@ from trainsim.workload.cycles import find_cycle
 from trainsim.workload.graph import ABSENT, WorkloadGraph
 
 Handler = Callable[[RankState, int], None]
+
+WORKLOAD_LOG = logging.getLogger("trainsim.workload")
+"""ASTRA-sim's ``workload`` logger: per-node lines (``trace-enabled``) and each rank's finish."""
 
 
 class Executor:
@@ -62,6 +80,7 @@ class Executor:
         self._memory_access = memory.access
         self.matcher = SendRecvMatcher()
         self.ranks = self._build_ranks(graphs, use_ctrl_deps)
+        system = platform.system
         self._handlers: dict[int, Handler] = {
             NodeType.INVALID_NODE: self._run_instant,
             NodeType.METADATA_NODE: self._run_instant,
@@ -72,6 +91,16 @@ class Executor:
             NodeType.COMM_RECV_NODE: self._run_recv,
             NodeType.COMM_COLL_NODE: self._run_collective,
         }
+        self.controls: SendRecvMatcher | None = None  # rendezvous control messages
+        if system.replay_only:
+            self._handlers = dict.fromkeys(self._handlers, self._run_replay)
+        elif system.rendezvous:
+            self.controls = SendRecvMatcher()
+            self._handlers[NodeType.COMM_SEND_NODE] = self._run_send_rendezvous
+            self._handlers[NodeType.COMM_RECV_NODE] = self._run_recv_rendezvous
+        if system.trace_enabled and WORKLOAD_LOG.isEnabledFor(logging.DEBUG):
+            self._handlers = {t: partial(self._issue_logged, h) for t, h in self._handlers.items()}
+            self._complete = self._complete_logged  # type: ignore[method-assign]
 
     # -- set-up ---------------------------------------------------------------------------
 
@@ -144,13 +173,36 @@ class Executor:
             state.finish_ns = self.queue.now
         self._issue_ready(state)
 
+    # -- trace-enabled: ASTRA-sim's per-node debug lines (Workload::issue / Workload::call) --
+
+    def _log_node(self, what: str, state: RankState, pos: int) -> None:
+        graph = state.graph
+        WORKLOAD_LOG.debug(
+            "%s,sys->id=%d, tick=%d, node->id=%d, node->name=%s, node->type=%d",
+            what, state.rank, int(self.queue.now), int(graph.ids[pos]), graph.names[pos], int(graph.types[pos]),
+        )
+
+    def _issue_logged(self, handler: Handler, state: RankState, pos: int) -> None:
+        self._log_node("issue", state, pos)
+        handler(state, pos)
+
+    def _complete_logged(self, token: tuple[RankState, int]) -> None:
+        self._log_node("callback", *token)
+        Executor._complete(self, token)
+
     # -- handlers --------------------------------------------------------------------------
 
     def _run_instant(self, state: RankState, pos: int) -> None:
         self.queue.schedule(0.0, self._complete, (state, pos))
 
     def _run_compute(self, state: RankState, pos: int) -> None:
-        is_cpu = state.resource[pos] == CPU
+        self._run_timed(state, pos, state.resource[pos] == CPU)
+
+    def _run_replay(self, state: RankState, pos: int) -> None:
+        """``replay_only``: any node waits its recorded duration (module docstring)."""
+        self._run_timed(state, pos, bool(state.graph.is_cpu_op[pos]))
+
+    def _run_timed(self, state: RankState, pos: int, is_cpu: bool) -> None:
         duration = self._compute_ns(state.graph, pos, is_cpu)
         if is_cpu:
             state.cpu_ns += duration
@@ -177,15 +229,28 @@ class Executor:
         state.memory_ns += self.queue.now - state.start_ns[pos]
         self._complete(token)
 
+    def _start_p2p(self, state: RankState, pos: int, peer_field: str) -> tuple[int, int]:
+        """A SEND's or RECV's peer (``comm_dst`` / ``comm_src``) and tag, checked; the rank's
+        communication starts."""
+        graph = state.graph
+        peer = int(getattr(graph, peer_field)[pos])
+        tag = int(graph.comm_tag[pos])
+        self._require_peer(state, pos, peer, peer_field)
+        self._require_attr(state, pos, tag != ABSENT, "comm_tag")
+        self._comm_started(state)
+        return peer, tag
+
     def _run_send(self, state: RankState, pos: int) -> None:
+        self._start_p2p(state, pos, "comm_dst")
+        self._send_now((state, pos))
+
+    def _send_now(self, token: tuple[RankState, int]) -> None:
+        state, pos = token
         graph = state.graph
         dst = int(graph.comm_dst[pos])
-        tag = int(graph.comm_tag[pos])
-        self._require_peer(state, pos, dst, "comm_dst")
-        self._require_attr(state, pos, tag != ABSENT, "comm_tag")
         size = int(graph.comm_size[pos])
-        self._comm_started(state)
-        self.network.send(state.rank, dst, size, self._send_arrived, (state, pos, (state.rank, dst, tag), size))
+        key = (state.rank, dst, int(graph.comm_tag[pos]))
+        self.network.send(state.rank, dst, size, self._send_arrived, (state, pos, key, size))
 
     def _send_arrived(self, payload: tuple[RankState, int, tuple[int, int, int], int]) -> None:
         state, pos, key, size = payload
@@ -195,11 +260,7 @@ class Executor:
 
     def _run_recv(self, state: RankState, pos: int) -> None:
         graph = state.graph
-        src = int(graph.comm_src[pos])
-        tag = int(graph.comm_tag[pos])
-        self._require_peer(state, pos, src, "comm_src")
-        self._require_attr(state, pos, tag != ABSENT, "comm_tag")
-        self._comm_started(state)
+        src, tag = self._start_p2p(state, pos, "comm_src")
         key = (src, state.rank, tag)
         if self.matcher.post(key, int(graph.ids[pos]), int(graph.comm_size[pos]), self._recv_done, (state, pos)):
             self.queue.schedule(0.0, self._recv_done, (state, pos))
@@ -207,6 +268,31 @@ class Executor:
     def _recv_done(self, token: tuple[RankState, int]) -> None:
         self._comm_finished(token[0])
         self._complete(token)
+
+    # -- the rendezvous protocol (module docstring) ------------------------------------------
+
+    def _run_send_rendezvous(self, state: RankState, pos: int) -> None:
+        dst, tag = self._start_p2p(state, pos, "comm_dst")
+        # the control message of this SEND's RECV comes from dst (keyed src, dst, tag as it goes)
+        assert self.controls is not None
+        if self.controls.post((dst, state.rank, tag), int(state.graph.ids[pos]), RENDEZVOUS_BYTES, self._send_now, (state, pos)):
+            self.queue.schedule(0.0, self._send_now, (state, pos))
+
+    def _run_recv_rendezvous(self, state: RankState, pos: int) -> None:
+        src, _tag = self._start_p2p(state, pos, "comm_src")
+        self.network.send(state.rank, src, RENDEZVOUS_BYTES, self._control_arrived, (state, pos))
+
+    def _control_arrived(self, token: tuple[RankState, int]) -> None:
+        """The RECV's control message reached its sender: the RECV is posted, then the SEND
+        waiting for it (if any) sends (ASTRA-sim: the send handler before the receive's)."""
+        state, pos = token
+        graph = state.graph
+        src = int(graph.comm_src[pos])
+        key = (src, state.rank, int(graph.comm_tag[pos]))
+        if self.matcher.post(key, int(graph.ids[pos]), int(graph.comm_size[pos]), self._recv_done, token):
+            self.queue.schedule(0.0, self._recv_done, token)
+        assert self.controls is not None
+        self.controls.arrive((state.rank, src, key[2]), int(graph.ids[pos]), RENDEZVOUS_BYTES)
 
     def _run_collective(self, state: RankState, pos: int) -> None:
         graph = state.graph
@@ -299,6 +385,9 @@ class Executor:
         waiting: dict[tuple[int, int], str] = {}
         for rank, node_id, why in self.matcher.waiting_receives():
             waiting[(rank, node_id)] = why
+        if self.controls is not None:  # SENDs waiting for their RECV's rendezvous control message
+            for sender, node_id, _why in self.controls.waiting_receives():
+                waiting[(sender, node_id)] = "SEND waiting for its RECV's rendezvous control message (no matching RECV was issued)"
         if self.collectives is not None:
             for rank, node_id, why in self.collectives.pending():
                 waiting[(rank, node_id)] = why

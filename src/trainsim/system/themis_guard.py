@@ -26,7 +26,7 @@ choice. Times in ns.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from trainsim.collectives import ASYMMETRIC_KINDS, LogicalLayout, PhaseSpec
@@ -70,13 +70,15 @@ def predict_finish_ns(
     injection: InjectionPorts | None,
 ) -> float:
     """Finish time (ns after the start) of ``plan`` run alone by every rank at once, from one
-    representative (rank 0) on a private clock, with the runtime's engine ``options``."""
+    representative (rank 0) on a private clock, with the runtime's engine ``options`` less the
+    rendezvous protocol (a representative cannot stand for its peers' control messages: both
+    plans are predicted without them)."""
     queue = EventQueue()
     engine = SymmetricEngine(
         queue,
         network,
         topology,
-        options,
+        replace(options, rendezvous=False) if options.rendezvous else options,
         injection=injection,
         on_rank_done=lambda _work: None,
     )

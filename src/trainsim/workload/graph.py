@@ -23,7 +23,7 @@ Units: ``duration_s`` in seconds (Chakra's ``duration_micros`` / 1e6); ``num_ops
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import IntFlag
 from itertools import chain
 from typing import TYPE_CHECKING, TypedDict
@@ -128,6 +128,10 @@ class WorkloadGraph:
             return np.full(ids.shape, -1, dtype=np.int64)
         pos = np.minimum(np.searchsorted(self.ids, ids), len(self) - 1)
         return np.where(self.ids[pos] == ids, pos, -1).astype(np.int64)
+
+    def with_comm_sizes(self, comm_size: np.ndarray) -> WorkloadGraph:
+        """A copy with these communication sizes; every other array is shared."""
+        return replace(self, comm_size=comm_size)
 
     def node_summary(self, pos: int) -> str:
         """A short human description of one node, for error messages."""

@@ -10,6 +10,9 @@ made on access), so a 65,536-rank workload costs one graph. Sizes in bytes, time
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
+
+import numpy as np
 
 from trainsim.enums import CommType, NodeType
 from trainsim.errors import ConfigError
@@ -65,6 +68,26 @@ class ReplicatedGraphs(LazySequence[WorkloadGraph]):
 def replicate(graph: WorkloadGraph, npus: int) -> ReplicatedGraphs:
     """``npus`` rank graphs sharing ``graph``'s arrays (only the ``rank`` field differs)."""
     return ReplicatedGraphs(graph, npus)
+
+
+def comm_scaled(graphs: Sequence[WorkloadGraph], scale: float) -> Sequence[WorkloadGraph]:
+    """``graphs`` with every communication size x ``scale``, truncated to whole bytes
+    (ASTRA-sim 1.0's ``--comm-scale``, whose product was stored as a uint64). Ranks that shared
+    a size array share the scaled one; ``scale`` 1 returns ``graphs`` itself."""
+    if scale == 1.0:
+        return graphs
+    scaled: dict[int, np.ndarray] = {}
+
+    def one(graph: WorkloadGraph) -> WorkloadGraph:
+        key = id(graph.comm_size)
+        sizes = scaled.get(key)
+        if sizes is None:
+            sizes = scaled[key] = np.trunc(graph.comm_size.astype(np.float64) * scale).astype(np.int64)
+        return graph.with_comm_sizes(sizes)
+
+    if isinstance(graphs, ReplicatedGraphs):
+        return ReplicatedGraphs(one(graphs.graph), graphs.npus)
+    return [one(g) for g in graphs]
 
 
 def collective_workload(npus: int, collective: str | int, size_bytes: int, *, involved_dim: tuple[bool, ...] | None = None) -> ReplicatedGraphs:

@@ -62,6 +62,7 @@ from typing import Any
 
 from trainsim.collectives import LogicalLayout, Phase, PhaseSpec
 from trainsim.collectives.logical import NET
+from trainsim.config.types import SystemSpec
 from trainsim.engine import EventQueue
 from trainsim.network.injection import InjectionPorts
 from trainsim.network.protocol import ONE_LINK, PAIRWISE, NetworkBackend
@@ -84,6 +85,18 @@ class NotSymmetric(Exception):
 
 class _MemoTie(Exception):
     """An order-dependent same-tick tie during a run with memoized phases (internal signal)."""
+
+
+def knobs_blocking_symmetry(system: SystemSpec) -> str:
+    """Why the system's run knobs rule out every representative run ("" when none): with the
+    rendezvous protocol a message's timing depends on when its receiver posts the receive, and
+    with several queues per dimension each rank picks its queues by its own history; both are
+    simulated rank by rank."""
+    if system.rendezvous:
+        return "the rendezvous protocol (each message waits for its receiver's control message)"
+    if system.queues_per_dim > 1:
+        return "several queues per dimension (each rank picks its queues in turn)"
+    return ""
 
 
 def symmetric_backend(network: NetworkBackend, topology: MultiDimTopology) -> bool:

@@ -11,7 +11,9 @@ static ones before the run):
    (their peers differ per rank) and no remote-memory access (a shared pool is not symmetric);
 3. every collective is on the whole machine (no ``pg_name``, or a group listing every rank);
 4. every network dimension is vertex-transitive (Ring, Switch, FullyConnected; not Mesh), with
-   no fabric, and the backend declares a symmetry class (``network/protocol.py``);
+   no fabric, and the backend declares a symmetry class (``network/protocol.py``); the system
+   has no rendezvous protocol, one queue per dimension (``symmetry.collective.
+   knobs_blocking_symmetry``) and no ``trace-enabled`` (which logs every rank's nodes);
 5. at run time, every collective passes the collective runtime's own symmetric test
    (``CollectiveRuntime.symmetric_ok``: symmetric algorithms, no double binary tree, no
    group) and its representative simulation accepts the backend (``one_link`` class: every
@@ -51,7 +53,7 @@ from trainsim.system.build import build_compute, build_memory
 from trainsim.system.collective_runtime import CollectiveInstance, CollectiveRuntime
 from trainsim.system.executor import Executor
 from trainsim.system.result import RunResult, UniformRanks, UniformRecords
-from trainsim.system.symmetry.collective import VERTEX_TRANSITIVE
+from trainsim.system.symmetry.collective import VERTEX_TRANSITIVE, knobs_blocking_symmetry
 from trainsim.workload.graph import WorkloadGraph
 from trainsim.workload.micro import ReplicatedGraphs
 
@@ -109,6 +111,11 @@ def representative_graph(platform: Platform, graphs: Sequence[WorkloadGraph], ba
     net = platform.network
     if backend_capabilities(backend).symmetry == NO_SYMMETRY:
         return f"backend {backend} declares no symmetry class"
+    blocker = knobs_blocking_symmetry(platform.system)
+    if blocker:
+        return blocker
+    if platform.system.trace_enabled:
+        return "trace-enabled (every rank's nodes are logged)"
     if net.fabric is not None:
         return "a physical fabric"
     if any(d.kind not in VERTEX_TRANSITIVE for d in net.dims):
