@@ -22,10 +22,11 @@ Each phase's input is the previous phase's output. Sizes in bytes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from trainsim.collectives.algorithms import AlgoSpec, algorithm
 from trainsim.collectives.base import ALL_GATHER, ALL_REDUCE, REDUCE_SCATTER
+from trainsim.collectives.custom import CustomGraphs
 
 
 def phase_output_size(kind: str, comm_type: int, data_size: int, n: int) -> int:
@@ -43,6 +44,17 @@ class PhaseSpec:
     comm_type: int
     in_size: int
     clockwise: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class CustomPhaseSpec(PhaseSpec):
+    """The one phase of a custom collective (``custom.py``): ``graphs`` is the algorithm,
+    ``file_of[i]`` the graph rank the i-th member (in ring order, as the group lists them) runs,
+    ``whole_ns`` counts COMP durations in whole ns (compatibility mode)."""
+
+    graphs: CustomGraphs | None = field(default=None, compare=False)
+    file_of: tuple[int, ...] = ()
+    whole_ns: bool = False
 
 
 def chunk_phases(
