@@ -9,7 +9,10 @@ cut into chunks, which dimension order each chunk takes, and the phases of each 
 - dimension order per chunk: ``inter_dim`` (baseline ascending, roundRobin, Themis' greedy);
   under Themis the plan is guarded against the baseline's (``themis_guard``) by a predictor the
   caller hands in (the runtime predicts with its own engine on a private clock);
-- phases: ``collectives.chunk_phases`` / ``rooted_chunk_phases`` (D5, E1-E3).
+- phases: ``collectives.chunk_phases`` / ``rooted_chunk_phases`` (D5, E1-E3);
+- a custom algorithm (``custom_collectives``: the system names Chakra graphs for the node or
+  its type) instead: one chunk of one phase, ``CustomPhaseSpec``, on one logical dimension
+  over the members as listed; no chunking, no dimensions (the graph holds all of that).
 
 State kept between plans: the layouts (by type and group) and the round-robin position per
 group, exactly as ASTRA-sim's system layer keeps them. Sizes in bytes, times in ns.
@@ -21,18 +24,23 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from trainsim.collectives import (
+    CUSTOM,
     PLANNED_TYPES,
+    AlgoSpec,
     LogicalLayout,
     PhaseSpec,
     chunk_phases,
     rooted_chunk_phases,
 )
+from trainsim.collectives.custom import CustomGraphs
 from trainsim.collectives.logical import NET
+from trainsim.collectives.plan import CustomPhaseSpec
 from trainsim.config.types import SystemSpec
 from trainsim.enums import CommType
 from trainsim.errors import ConfigError
 from trainsim.system import themis_guard
 from trainsim.system.chunking import chunk_sizes
+from trainsim.system.custom_collectives import CustomCollectives
 from trainsim.system.inter_dim import RoundRobin, ThemisGreedy, baseline_order
 from trainsim.topology import MultiDimTopology
 
@@ -68,7 +76,8 @@ class CollectivePlan:
 class CollectivePlanner:
     """Plans collectives for one platform (module docstring). ``bandwidths``: B/s per network
     dimension (Themis' loads); ``predict(layout, plan)``: the finish (ns after the start) of
-    ``plan`` run alone, for the Themis guard (None: Themis' plan is taken unguarded)."""
+    ``plan`` run alone, for the Themis guard (None: Themis' plan is taken unguarded). The
+    system's custom algorithms are read here, once (``custom_collectives``)."""
 
     def __init__(
         self,
@@ -86,6 +95,8 @@ class CollectivePlanner:
         self.predict = predict
         self._layouts: dict[tuple[int, tuple[int, ...] | None], LogicalLayout] = {}
         self._round_robin: dict[int, RoundRobin] = {}
+        self.custom = CustomCollectives(system)
+        self._custom_layouts: dict[tuple[int, ...], LogicalLayout] = {}
 
     def layout(self, phase_type: int, group: tuple[int, ...] | None) -> LogicalLayout:
         """The logical layout of ``phase_type`` collectives on ``group`` (None: every rank)."""
@@ -113,10 +124,16 @@ class CollectivePlanner:
         members: tuple[int, ...],
         group: tuple[int, ...] | None,
         involved_dims: Sequence[bool] | None = None,
+        node_id: int = -1,
     ) -> CollectivePlan:
         """The plan of one ``phase_type`` collective of ``size`` bytes on ``members`` (``group``
         None: the whole machine). ``involved_dims``: the workload's per-dimension flags (a
-        whole-machine collective skips the dimensions marked False)."""
+        whole-machine collective skips the dimensions marked False). ``node_id``: the workload
+        node, for a per-node custom algorithm."""
+        if self.custom:
+            graphs = self.custom.lookup(phase_type, node_id)
+            if graphs is not None:
+                return self._custom_plan(graphs, phase_type, size, members, group)
         layout = self.layout(phase_type, group)
         system = self.system
         sizes = layout.sizes
@@ -180,3 +197,36 @@ class CollectivePlanner:
         predict = self.predict
         plans, choice = themis_guard.guard(plans, base, lambda p: predict(layout, p))
         return CollectivePlan(layout, plans, choice)
+
+    def _custom_plan(
+        self,
+        graphs: CustomGraphs,
+        phase_type: int,
+        size: int,
+        members: tuple[int, ...],
+        group: tuple[int, ...] | None,
+    ) -> CollectivePlan:
+        """One phase running ``graphs``: graph rank g is ``members[g]``; a member runs the
+        rank file of its position among the members sorted (ASTRA-sim's ``pos_in_group``) in
+        compatibility mode, of its listed position otherwise (``collectives/custom.py``)."""
+        n = len(members)
+        if graphs.nranks != n:
+            on = "the whole machine" if group is None else f"a group of {n} ranks {list(group)[:8]}"
+            raise ConfigError(
+                f"the custom {_NAMES[phase_type]} is a graph for {graphs.nranks} ranks "
+                f"({graphs.nranks} rank files), but the collective runs on {on}",
+                file=f"{graphs.source}.<rank>.et",
+                hint=f"give it a graph of {n} rank files, one per member of the collective",
+            )
+        layout = self._custom_layouts.get(members)
+        if layout is None:
+            layout = self._custom_layouts[members] = LogicalLayout.single(self.topology, members, AlgoSpec(CUSTOM))
+        if self.compat_astra:
+            order = {r: i for i, r in enumerate(sorted(members))}
+            file_of = tuple(order[r] for r in members)
+        else:
+            file_of = tuple(range(n))
+        spec = CustomPhaseSpec(
+            0, AlgoSpec(CUSTOM), phase_type, size, graphs=graphs, file_of=file_of, whole_ns=self.compat_astra
+        )
+        return CollectivePlan(layout, [[spec]])
