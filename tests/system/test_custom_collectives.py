@@ -204,18 +204,11 @@ def test_custom_tree_on_the_congestion_aware_backend_shares_links(tmp_path):
 
 
 def test_custom_collective_on_a_group_maps_graph_ranks_to_members(tmp_path):
-    prefix = write_custom(tmp_path / "tree", TREE)
-    plat = platform(8, custom={"all_reduce": str(prefix)})
     from dataclasses import replace
 
-    plat = replace(plat, comm_groups={"g": (4, 5, 6, 7)})
-    graphs = []
-    for rank in range(8):
-        b = GraphBuilder(rank=rank)
-        if rank >= 4:
-            b.add(1, int(NodeType.COMM_COLL_NODE), "ar", comm_type=AR, comm_size=D, pg_name="g")
-        graphs.append(b.build())
-    result = simulate(plat, graphs)
+    prefix = write_custom(tmp_path / "tree", TREE)
+    plat = replace(platform(8, custom={"all_reduce": str(prefix)}), comm_groups={"g": (4, 5, 6, 7)})
+    result = simulate(plat, group_of_8((4, 5, 6, 7)))
     # graph rank g is member 4 + g: the same distances as on Ring 4 minus the wrap-around
     # (4 and 6 are two hops apart, 5 and 7 one hop from them)
     assert finishes(result)[4:] == [64_093, 63_593, 84_124, 84_124]
@@ -240,6 +233,32 @@ def test_compat_mode_runs_the_rank_file_of_the_sorted_position():
         (spec,) = plan.chunks[0]
         assert spec.file_of == file_of and spec.graphs is graphs
         assert plan.layout.members(6, 0) == ([6, 4, 5, 7], 0)
+
+
+def group_of_8(members: tuple[int, ...]) -> list:
+    graphs = []
+    for rank in range(8):
+        b = GraphBuilder(rank=rank)
+        if rank in members:
+            b.add(1, int(NodeType.COMM_COLL_NODE), "ar", comm_type=AR, comm_size=D, pg_name="g")
+        graphs.append(b.build())
+    return graphs
+
+
+def test_group_listed_out_of_order(tmp_path):
+    """Default mode: graph rank g is the g-th listed member (6 is the tree's root, 5 its inner
+    node). Compatibility mode pairs as ASTRA-sim does (rank file by sorted position, peers by
+    listed position); for this tree that makes member 6 (rank file 2) send to itself: an
+    error with the reason, where ASTRA-sim would hang."""
+    from dataclasses import replace
+
+    prefix = write_custom(tmp_path / "tree", TREE)
+    plat = replace(platform(8, custom={"all_reduce": str(prefix)}), comm_groups={"g": (6, 4, 5, 7)})
+    result = simulate(plat, group_of_8((6, 4, 5, 7)), compat="default")
+    assert {r.rank: r.dim_bytes for r in result.collectives} == {6: [2 * D], 4: [D], 5: [2 * D], 7: [D]}
+    with pytest.raises(TraceError, match=r"member 0 \(rank file 2\) node 2 \(SEND .*\) has itself as its peer") as err:
+        simulate(plat, group_of_8((6, 4, 5, 7)))
+    assert "lists its members out of order" in (err.value.hint or "")
 
 
 def test_per_node_graph_applies_to_that_node_only(tmp_path):

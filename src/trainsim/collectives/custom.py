@@ -30,6 +30,7 @@ Sizes in bytes, times in ns.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,30 +83,40 @@ class CustomGraphs:
         return len(self.ranks)
 
 
-def check_graphs(graphs: CustomGraphs) -> list[str]:
+def check_graphs(graphs: CustomGraphs, file_of: tuple[int, ...] | None = None) -> list[str]:
     """Run every rank's graph without time (sends never block, a receive completes once a
     matching message was sent, computes always): the timed run completes iff this does,
-    whatever the delays. A graph that cannot finish is a :class:`TraceError` naming the file
+    whatever the delays. ``file_of[i]``: the rank file member i runs (default: file i), its
+    peers being members. Graphs that cannot finish are a :class:`TraceError` naming the files
     and the receives that wait forever; returns a warning per kind of message sent and never
     received (ASTRA-sim drops them)."""
     n = graphs.nranks
-    left = [[len(d) for d in g.deps] for g in graphs.ranks]
+    file_of = tuple(range(n)) if file_of is None else file_of
+    progs = [graphs.ranks[f] for f in file_of]
+    who = _namer(file_of)
+    for r, g in enumerate(progs):
+        for p, peer in enumerate(g.peers):
+            if peer == r:
+                raise TraceError(
+                    f"{who(r)} {g.describe(p)} has itself as its peer", file=f"{graphs.source}.<rank>.et"
+                )
+    left = [[len(d) for d in g.deps] for g in progs]
     sent: dict[tuple[int, int, int, int], int] = defaultdict(int)
     parked: dict[tuple[int, int, int, int], list[tuple[int, int]]] = defaultdict(list)
-    work = [(r, p) for r in range(n) for p, d in enumerate(graphs.ranks[r].deps) if not d]
+    work = [(r, p) for r in range(n) for p, d in enumerate(progs[r].deps) if not d]
     done = [0] * n
 
     def finish(r: int, p: int) -> None:
         done[r] += 1
         counts = left[r]
-        for c in graphs.ranks[r].children[p]:
+        for c in progs[r].children[p]:
             counts[c] -= 1
             if counts[c] == 0:
                 work.append((r, c))
 
     while work:
         r, p = work.pop()
-        g = graphs.ranks[r]
+        g = progs[r]
         op = g.ops[p]
         if op == SEND:
             key = (r, g.peers[p], g.tags[p], g.nbytes[p])
@@ -121,28 +132,37 @@ def check_graphs(graphs: CustomGraphs) -> list[str]:
                 continue
             sent[key] -= 1
         finish(r, p)
-    if any(done[r] < len(graphs.ranks[r].ops) for r in range(n)):
-        raise TraceError(_deadlock(graphs, parked, sent, done), file=f"{graphs.source}.<rank>.et")
+    if any(done[r] < len(progs[r].ops) for r in range(n)):
+        raise TraceError(_deadlock(progs, who, parked, sent, done), file=f"{graphs.source}.<rank>.et")
     return [
-        f"graph rank {src} sends {count} message(s) of {nbytes} B to graph rank {dst} with tag "
-        f"{tag} that it never receives"
+        f"{who(src)} sends {count} message(s) of {nbytes} B to {who(dst)} with tag {tag} that it "
+        "never receives"
         for (src, dst, tag, nbytes), count in sorted(sent.items())
         if count
     ]
 
 
+def _namer(file_of: tuple[int, ...]) -> Callable[[int], str]:
+    """How messages name process i: its graph rank, or its member position and rank file when
+    the two differ (a group listed out of order, in compatibility mode)."""
+    if file_of == tuple(range(len(file_of))):
+        return lambda i: f"graph rank {i}"
+    return lambda i: f"member {i} (rank file {file_of[i]})"
+
+
 def _deadlock(
-    graphs: CustomGraphs,
+    progs: list[CustomRankGraph],
+    who: Callable[[int], str],
     parked: dict[tuple[int, int, int, int], list[tuple[int, int]]],
     sent: dict[tuple[int, int, int, int], int],
     done: list[int],
 ) -> str:
     stuck = [(r, p, key) for key, waits in parked.items() for r, p in waits]
     stuck.sort()
-    total = sum(len(g.ops) for g in graphs.ranks) - sum(done)
+    total = sum(len(g.ops) for g in progs) - sum(done)
     parts = []
     for r, p, (src, _dst, tag, nbytes) in stuck[:3]:
-        what = f"graph rank {r} {graphs.ranks[r].describe(p)} waits for a message graph rank {src} never sends"
+        what = f"{who(r)} {progs[r].describe(p)} waits for a message {who(src)} never sends"
         other = sorted(k[3] for k, c in sent.items() if c and k[:3] == (src, r, tag) and k[3] != nbytes)
         if other:
             what += f" (it sends {other[0]} B with that tag: a receive matches only the same size)"

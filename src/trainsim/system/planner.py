@@ -20,6 +20,7 @@ group, exactly as ASTRA-sim's system layer keeps them. Sizes in bytes, times in 
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -32,17 +33,18 @@ from trainsim.collectives import (
     chunk_phases,
     rooted_chunk_phases,
 )
-from trainsim.collectives.custom import CustomGraphs
+from trainsim.collectives.custom import CustomGraphs, check_graphs
 from trainsim.collectives.logical import NET
 from trainsim.collectives.plan import CustomPhaseSpec
 from trainsim.config.types import SystemSpec
 from trainsim.enums import CommType
-from trainsim.errors import ConfigError
+from trainsim.errors import ConfigError, TraceError
 from trainsim.system import themis_guard
 from trainsim.system.chunking import chunk_sizes
 from trainsim.system.custom_collectives import CustomCollectives
 from trainsim.system.inter_dim import RoundRobin, ThemisGreedy, baseline_order
 from trainsim.topology import MultiDimTopology
+from trainsim.workload.diagnostics import TraceWarning
 
 Plan = list[list[PhaseSpec]]
 """Per chunk, its phases in order."""
@@ -97,6 +99,7 @@ class CollectivePlanner:
         self._round_robin: dict[int, RoundRobin] = {}
         self.custom = CustomCollectives(system)
         self._custom_layouts: dict[tuple[int, ...], LogicalLayout] = {}
+        self._pairings_checked: set[tuple[int, tuple[int, ...]]] = set()
 
     def layout(self, phase_type: int, group: tuple[int, ...] | None) -> LogicalLayout:
         """The logical layout of ``phase_type`` collectives on ``group`` (None: every rank)."""
@@ -221,12 +224,31 @@ class CollectivePlanner:
         layout = self._custom_layouts.get(members)
         if layout is None:
             layout = self._custom_layouts[members] = LogicalLayout.single(self.topology, members, AlgoSpec(CUSTOM))
-        if self.compat_astra:
+        file_of = tuple(range(n))
+        if self.compat_astra and list(members) != sorted(members):
             order = {r: i for i, r in enumerate(sorted(members))}
             file_of = tuple(order[r] for r in members)
-        else:
-            file_of = tuple(range(n))
+            self._check_pairing(graphs, file_of)
         spec = CustomPhaseSpec(
             0, AlgoSpec(CUSTOM), phase_type, size, graphs=graphs, file_of=file_of, whole_ns=self.compat_astra
         )
         return CollectivePlan(layout, [[spec]])
+
+    def _check_pairing(self, graphs: CustomGraphs, file_of: tuple[int, ...]) -> None:
+        """The graphs as ASTRA-sim pairs them on a group listed out of order (a member runs the
+        rank file of its sorted position, peers are listed positions) must still finish."""
+        key = (id(graphs), file_of)
+        if key in self._pairings_checked:
+            return
+        try:
+            stray = check_graphs(graphs, file_of)
+        except TraceError as exc:
+            exc.hint = (
+                "the group lists its members out of order: ASTRA-sim (and --compat astra) runs the "
+                "rank file of each member's position among the members sorted, but sends to members "
+                "by their listed position; list the group in ascending order, or use --compat default"
+            )
+            raise
+        for message in stray:
+            warnings.warn(f"{graphs.source}.<rank>.et: {message}", TraceWarning, stacklevel=2)
+        self._pairings_checked.add(key)
