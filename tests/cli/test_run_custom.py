@@ -14,14 +14,14 @@ from trainsim.workload import GraphBuilder, write_workload
 DATA = Path(__file__).resolve().parents[1] / "system" / "data" / "astra_custom_collectives"
 
 
-def _run(d: Path, custom: str) -> subprocess.CompletedProcess:
+def _run(d: Path, custom: str, *extra: str, splits: int = 1) -> subprocess.CompletedProcess:
     """ASTRA-sim's example inputs under test_run's names, the system naming ``custom``."""
     shutil.copyfile(DATA / "Ring_8npus.yml", d / "net.yml")
     shutil.copyfile(DATA / "no_memory_expansion.json", d / "mem.json")
     for rank in range(8):
         shutil.copyfile(DATA / "all_reduce_8npus_1MB" / f"all_reduce.{rank}.et", d / f"wl.{rank}.et")
-    (d / "sys.json").write_text(json.dumps({"preferred-dataset-splits": 1, "all-reduce-implementation-custom": [custom]}))
-    return run_astra(d, "--json", str(d / "r.json"), "-q")
+    (d / "sys.json").write_text(json.dumps({"preferred-dataset-splits": splits, "all-reduce-implementation-custom": [custom]}))
+    return run_astra(d, *(extra or ("--json", str(d / "r.json"), "-q")))
 
 
 def test_astra_example_through_the_cli(tmp_path):
@@ -29,6 +29,13 @@ def test_astra_example_through_the_cli(tmp_path):
     assert proc.returncode == 0, proc.stderr
     ranks = json.loads((tmp_path / "r.json").read_text())["ranks"]
     assert {round(r["finish_s"] * 1e9) for r in ranks} == {90_174}
+
+
+def test_warnings_of_the_run_are_one_line_each(tmp_path):
+    proc = _run(tmp_path, str(DATA / "custom_ring_allreduce_8npus_1MB" / "custom_allreduce"), "--json", "-", splits=4)
+    assert proc.returncode == 0, proc.stderr
+    assert "warning: " in proc.stderr and "ASTRA-sim waits for 4 chunks" in proc.stderr.replace("\n", " ")
+    assert "TraceWarning" not in proc.stderr and "warnings.warn" not in proc.stderr
 
 
 def _deadlocked(prefix: Path) -> str:

@@ -84,7 +84,7 @@ def test_astra_example_runs_its_graph_not_the_builtin_algorithm(tmp_path, monkey
     """ASTRA-sim's files unchanged, run from a folder laid out as ASTRA-sim's root (the system
     file's path is relative to it). Each rank: 14 SEND -> RECV steps of 131,072 B to its ring
     neighbour (2,941 ns each) and 7 COMP nodes of 7 us, in one chain; the workload's 1 MiB is
-    not used (the graph's sizes are)."""
+    not used (the graph's sizes are). ASTRA-sim prints 90,174 on every rank with both binaries."""
     root = tmp_path / "astra-sim"
     graphs = root / "examples/system/custom_collectives/custom_ring_allreduce_8npus_1MB"
     shutil.copytree(EXAMPLE.parent, graphs)
@@ -153,7 +153,8 @@ def test_custom_ring_equals_the_builtin_ring_to_the_ns(tmp_path, compat, backend
     assert b.collectives[0].algorithms == ["custom"] and a.collectives[0].algorithms == ["ring"]
     assert b.collectives[0].dim_bytes == a.collectives[0].dim_bytes == [14 * msg]
     if compat == "astra":
-        # closed form D1: E + S (net + E) + R red, with S = 14 sends and R = 7 reductions
+        # closed form D1: E + S (net + E) + R red, with S = 14 sends and R = 7 reductions;
+        # ASTRA-sim prints 43,252 for both, with both binaries
         assert finishes(a) == [1000 + 14 * (hop_ns(msg) + 1000) + 7 * 3000] * n
 
 
@@ -171,7 +172,8 @@ TREE = [
 
 
 def test_custom_tree_times_by_hand_on_the_unaware_backend(tmp_path):
-    """Ring 4: 1 and 3 are one hop from 0 and 2, 0 and 2 are two hops apart (A2)."""
+    """Ring 4: 1 and 3 are one hop from 0 and 2, 0 and 2 are two hops apart (A2). ASTRA-sim
+    prints the same (ASTRA_RUNS below)."""
     prefix = write_custom(tmp_path / "tree", TREE)
     plat = platform(4, custom={"all_reduce": str(prefix)})
     result = simulate(plat, one_collective(4, D))
@@ -189,7 +191,7 @@ def test_custom_tree_times_by_hand_on_the_unaware_backend(tmp_path):
 def test_custom_tree_on_the_congestion_aware_backend_shares_links(tmp_path):
     """Store and forward per link (G5); a distance-2 tie goes clockwise (G6); the root's two
     sends leave in node-id order and share its link 0 -> 1 (G9): the second waits for the
-    first's serialization."""
+    first's serialization. ASTRA-sim prints the same."""
     prefix = write_custom(tmp_path / "tree", TREE)
     plat = platform(4, custom={"all_reduce": str(prefix)})
     result = simulate(plat, one_collective(4, D), backend="congestion_aware")
@@ -198,6 +200,86 @@ def test_custom_tree_on_the_congestion_aware_backend_shares_links(tmp_path):
     to_2 = root_sends + 2 * link  # 0 -> 1 -> 2
     to_1 = root_sends + ser + link  # behind it on 0 -> 1
     assert finishes(result) == [to_2, to_1, to_2 + link, to_2 + link]
+
+
+# -- ASTRA-sim's own numbers ----------------------------------------------------------------
+# Printed by ASTRA-sim 518bd51 built from source (both analytical binaries, the submodules and
+# the two local fixes of reference-results/README.md), on the inputs these tests build: Ring 4
+# at 50 GB/s and 500 ns, endpoint-delay 10, local-mem-bw 50, preferred-dataset-splits 1 (with
+# more, ASTRA-sim never finishes a custom collective: test_more_than_one_chunk_warns), per rank
+# (unaware, aware). The tree itself (TREE) prints the hand-computed times of the two tests above.
+
+
+def _tree_with(edit) -> list:
+    tree = [list(p) for p in TREE]
+    edit(tree)
+    return tree
+
+
+def _two_collectives(rank: int, b: GraphBuilder) -> None:
+    """Ranks start 7 us apart in reverse order, then run two all-reduces with work between."""
+    b.add(1, int(NodeType.COMP_NODE), "skew", duration_s=(3 - rank) * 7e-6)
+    b.add(2, int(NodeType.COMM_COLL_NODE), "ar1", comm_type=AR, comm_size=D, data_deps=(1,))
+    b.add(3, int(NodeType.COMP_NODE), "mid", duration_s=(rank + 1) * 5e-6, data_deps=(2,))
+    b.add(4, int(NodeType.COMM_COLL_NODE), "ar2", comm_type=AR, comm_size=D, data_deps=(3,))
+
+
+def _builtin_then_custom(rank: int, b: GraphBuilder) -> None:
+    b.add(1, int(NodeType.COMM_COLL_NODE), "builtin", comm_type=AR, comm_size=D)
+    b.add(2, int(NodeType.COMM_COLL_NODE), "custom", comm_type=AR, comm_size=D, data_deps=(1,))
+
+
+ASTRA_RUNS = {
+    # a COMP of 0 us takes 1 ns (CustomAlgorithm: runtime 0 -> 1)
+    "inner node's reduction of 0 us": (
+        _tree_with(lambda t: t[2].__setitem__(1, ("comp", 0, (0,)))), None, False,
+        [63_094, 62_594, 83_125, 83_125], [102_156, 101_656, 122_187, 122_187],
+    ),
+    "root's reduction of 0 us": (
+        _tree_with(lambda t: t[0].__setitem__(2, ("comp", 0, (0, 1)))), None, False,
+        [62_094, 61_594, 82_125, 82_125], [101_156, 100_656, 121_187, 121_187],
+    ),
+    # early messages wait for their receive; each collective its own messages
+    "skewed ranks, two collectives": (
+        TREE, _two_collectives, False,
+        [168_218, 167_718, 188_249, 188_249], [246_342, 245_842, 266_373, 266_373],
+    ),
+    # per-node-custom-implementation {2: TREE}: node 1 runs the built-in ring
+    "built-in ring, then node 2's graph": (
+        TREE, _builtin_then_custom, True,
+        [143_633, 143_133, 163_664, 163_664], [182_695, 182_195, 202_726, 202_726],
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(ASTRA_RUNS))
+def test_matches_astra_sim_runs(tmp_path, case):
+    program, workload, per_node, unaware, aware = ASTRA_RUNS[case]
+    prefix = str(write_custom(tmp_path / "g", program))
+    options = dict(endpoint_delay_ns=10.0, local_mem_bw=50e9, preferred_dataset_splits=1)
+    if per_node:
+        table = tmp_path / "per_node.yml"
+        table.write_text(f"2: {prefix}\n")
+        plat = platform(4, per_node=str(table), **options)
+    else:
+        plat = platform(4, custom={"all_reduce": prefix}, **options)
+    graphs = one_collective(4, D)
+    if workload is not None:
+        graphs = []
+        for rank in range(4):
+            b = GraphBuilder(rank=rank)
+            workload(rank, b)
+            graphs.append(b.build())
+    assert finishes(simulate(plat, graphs)) == unaware
+    assert finishes(simulate(plat, graphs, backend="congestion_aware")) == aware
+
+
+def test_more_than_one_chunk_warns_that_astra_sim_never_finishes(tmp_path):
+    prefix = write_custom(tmp_path / "tree", TREE)
+    plat = platform(4, custom={"all_reduce": str(prefix)}, preferred_dataset_splits=4)
+    with pytest.warns(TraceWarning, match="with preferred-dataset-splits 4, ASTRA-sim waits for 4 chunks"):
+        result = simulate(plat, one_collective(4, D))
+    assert finishes(result) == [64_093, 63_593, 84_124, 84_124]  # the graph runs once
 
 
 # -- groups and per-node graphs ------------------------------------------------------------
@@ -249,7 +331,7 @@ def test_group_listed_out_of_order(tmp_path):
     """Default mode: graph rank g is the g-th listed member (6 is the tree's root, 5 its inner
     node). Compatibility mode pairs as ASTRA-sim does (rank file by sorted position, peers by
     listed position); for this tree that makes member 6 (rank file 2) send to itself: an
-    error with the reason, where ASTRA-sim would hang."""
+    error with the reason, where ASTRA-sim hangs (ranks 4-7 never finish, exit code 0)."""
     from dataclasses import replace
 
     prefix = write_custom(tmp_path / "tree", TREE)

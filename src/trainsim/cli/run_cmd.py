@@ -69,12 +69,12 @@ def run_command(
             memory=remote_memory_configuration,
             comm_groups=comm_group_configuration,
         )
-    if not quiet:
-        for message in dict.fromkeys(str(w.message) for w in caught):
-            err.print(f"[yellow]warning:[/] {message}", highlight=False)
+    _show_warnings(err, caught, quiet)
     to_stdout = json_path is not None and str(json_path) == "-"
-    with ProgressDisplay(enabled=not quiet and not to_stdout) as display:
+    with warnings.catch_warnings(record=True) as caught, ProgressDisplay(enabled=not quiet and not to_stdout) as display:
+        warnings.simplefilter("always")  # e.g. a custom collective's graphs, read by the run
         result = simulate(plat, graphs, backend=backend, compat=compat, progress=display.update)
+    _show_warnings(err, caught, quiet)
     if trace_path is not None:
         from trainsim.report.perfetto import write_trace
 
@@ -173,3 +173,10 @@ def _rank_ranges(ranks: list[int]) -> str:
             start = prev = r
     text = ", ".join(parts)
     return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _show_warnings(err: Console, caught: list[warnings.WarningMessage], quiet: bool) -> None:
+    """Each distinct warning once, as one yellow line (not Python's file:line format)."""
+    if not quiet:
+        for message in dict.fromkeys(str(w.message) for w in caught):
+            err.print(f"[yellow]warning:[/] {message}", highlight=False)

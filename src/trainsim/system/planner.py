@@ -100,6 +100,7 @@ class CollectivePlanner:
         self.custom = CustomCollectives(system)
         self._custom_layouts: dict[tuple[int, ...], LogicalLayout] = {}
         self._pairings_checked: set[tuple[int, tuple[int, ...]]] = set()
+        self._splits_warned = False
 
     def layout(self, phase_type: int, group: tuple[int, ...] | None) -> LogicalLayout:
         """The logical layout of ``phase_type`` collectives on ``group`` (None: every rank)."""
@@ -224,6 +225,8 @@ class CollectivePlanner:
         layout = self._custom_layouts.get(members)
         if layout is None:
             layout = self._custom_layouts[members] = LogicalLayout.single(self.topology, members, AlgoSpec(CUSTOM))
+        if self.compat_astra and not self._splits_warned:
+            self._warn_astra_splits(graphs, phase_type, size)
         file_of = tuple(range(n))
         if self.compat_astra and list(members) != sorted(members):
             order = {r: i for i, r in enumerate(sorted(members))}
@@ -233,6 +236,23 @@ class CollectivePlanner:
             0, AlgoSpec(CUSTOM), phase_type, size, graphs=graphs, file_of=file_of, whole_ns=self.compat_astra
         )
         return CollectivePlan(layout, [[spec]])
+
+    def _warn_astra_splits(self, graphs: CustomGraphs, phase_type: int, size: int) -> None:
+        """ASTRA-sim 518bd51 counts the chunks of a custom collective as of a built-in one
+        (``Sys::generate_collective``: its DataSet waits for that many streams) but runs one
+        stream: with more than one chunk the collective never ends there, silently."""
+        splits = self.system.preferred_dataset_splits
+        count = len(chunk_sizes(phase_type, size, splits, self.topology.npus, compat_astra=True))
+        if count > 1:
+            self._splits_warned = True
+            warnings.warn(
+                f"{graphs.source}.<rank>.et: with preferred-dataset-splits {splits}, ASTRA-sim waits for "
+                f"{count} chunks of a custom {_NAMES[phase_type]} but runs its graph once, and never "
+                "finishes; trainsim runs the graph once and finishes (set preferred-dataset-splits to 1 "
+                "to compare with ASTRA-sim)",
+                TraceWarning,
+                stacklevel=2,
+            )
 
     def _check_pairing(self, graphs: CustomGraphs, file_of: tuple[int, ...]) -> None:
         """The graphs as ASTRA-sim pairs them on a group listed out of order (a member runs the
