@@ -81,7 +81,7 @@ def test_non_strings_are_problems():
 def test_accepted_names_come_from_the_table():
     text = accepted_names()
     for algo in ALGORITHMS.values():
-        assert algo.name in text
+        assert (algo.name in text) == algo.listed
     assert "oneRing" in text and "directN" in text and "oneDirectN" in text
     assert "oneDoubleBinaryTree" not in text and "oneInSwitch" not in text
     assert "inSwitch" not in accepted_names(all_to_all=True)
@@ -92,9 +92,16 @@ def test_names_round_trip():
         assert parse_algorithm(spec.name) == spec
 
 
-def test_asymmetric_kinds_are_the_tree_and_the_switch():
-    assert set(ALGORITHMS) == {"ring", "direct", "halvingDoubling", "doubleBinaryTree", "inSwitch"}
-    assert {"doubleBinaryTree", "inSwitch"} == ASYMMETRIC_KINDS
+def test_asymmetric_kinds_are_the_tree_the_switch_and_custom_graphs():
+    assert set(ALGORITHMS) == {"ring", "direct", "halvingDoubling", "doubleBinaryTree", "inSwitch", "custom"}
+    assert {"doubleBinaryTree", "inSwitch", "custom"} == ASYMMETRIC_KINDS
+
+
+@pytest.mark.parametrize("name", ["custom", "Custom", "oneCustom"])
+def test_custom_is_named_by_its_graphs_not_in_an_implementation_list(name):
+    assert name_problem(name) == accepted_names()
+    with pytest.raises(ConfigError, match="unknown collective implementation"):
+        parse_algorithm(name)
 
 
 @pytest.mark.parametrize(

@@ -90,12 +90,12 @@ def run_command(
         rendezvous=rendezvous,
         queues_per_dim=num_queues_per_dim,
     )
-    if not quiet:
-        for message in dict.fromkeys(str(w.message) for w in caught):
-            err.print(f"[yellow]warning:[/] {message}", highlight=False)
+    _show_warnings(err, caught, quiet)
     to_stdout = json_path is not None and str(json_path) == "-"
-    with configure_logging(logging_configuration, logging_folder), ProgressDisplay(enabled=not quiet and not to_stdout) as display:
+    with configure_logging(logging_configuration, logging_folder), warnings.catch_warnings(record=True) as caught, ProgressDisplay(enabled=not quiet and not to_stdout) as display:
+        warnings.simplefilter("always")  # e.g. a custom collective's graphs, read by the run
         result = simulate(plat, graphs, backend=backend, compat=compat, progress=display.update)
+    _show_warnings(err, caught, quiet)
     if trace_path is not None:
         from trainsim.report.perfetto import write_trace
 
@@ -209,3 +209,10 @@ def _rank_ranges(ranks: list[int], width: int = 40) -> str:
     while len(", ".join([*shown, parts[len(shown)]])) <= width - 16:  # room for ", ... (N more)"
         shown.append(parts[len(shown)])
     return ", ".join([*shown, f"... ({len(parts) - len(shown)} more)"])
+
+
+def _show_warnings(err: Console, caught: list[warnings.WarningMessage], quiet: bool) -> None:
+    """Each distinct warning once, as one yellow line (not Python's file:line format)."""
+    if not quiet:
+        for message in dict.fromkeys(str(w.message) for w in caught):
+            err.print(f"[yellow]warning:[/] {message}", highlight=False)

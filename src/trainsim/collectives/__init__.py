@@ -5,6 +5,7 @@ The algorithms are listed in one table, ``algorithms.ALGORITHMS``."""
 from trainsim.collectives.algorithms import (
     ALGORITHMS,
     ASYMMETRIC_KINDS,
+    CUSTOM,
     DIRECT,
     DOUBLE_BINARY_TREE,
     HALVING_DOUBLING,
@@ -33,6 +34,7 @@ from trainsim.collectives.tree import DoubleBinaryTreePhase
 __all__ = [
     "ALGORITHMS",
     "ASYMMETRIC_KINDS",
+    "CUSTOM",
     "DIRECT",
     "DOUBLE_BINARY_TREE",
     "HALVING_DOUBLING",

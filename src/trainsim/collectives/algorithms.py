@@ -6,6 +6,10 @@ platform file), ``make_phase``, the phase sizes of ``plan.py``, the trees of ``r
 the layout checks of ``logical.py`` all read it. Adding an algorithm: its module (a
 :class:`~trainsim.collectives.base.Phase`) and one entry in :data:`ALGORITHMS`.
 
+``custom`` (``custom.py``) is in the table but not nameable in an implementation list: a system
+file names a custom algorithm by the path of its graphs (``<type>-implementation-custom``,
+``per-node-custom-implementation``), and the planner builds its one phase.
+
 Spellings: the name (``ring``) or the name capitalized (``Ring``); ``one`` before the
 capitalized name (``oneRing``, ``oneDirect``) for a flat dimension over every rank, where the
 algorithm allows it; a window of 1 to 5 digits after it (``direct4``, ``oneDirect12``), N >= 1,
@@ -21,9 +25,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from trainsim.collectives.base import Phase, PhaseHost
+from trainsim.collectives.custom import CustomPhase
 from trainsim.collectives.halving_doubling import HalvingDoublingPhase, hd_output_size
 from trainsim.collectives.in_switch import InSwitchPhase
 from trainsim.collectives.ring import RingPhase, ring_sizes
@@ -31,14 +36,15 @@ from trainsim.collectives.tree import DoubleBinaryTreePhase
 from trainsim.errors import ConfigError
 
 if TYPE_CHECKING:
-    from trainsim.collectives.plan import PhaseSpec
+    from trainsim.collectives.plan import CustomPhaseSpec, PhaseSpec
 
-RING, DIRECT, HALVING_DOUBLING, DOUBLE_BINARY_TREE, IN_SWITCH = (
+RING, DIRECT, HALVING_DOUBLING, DOUBLE_BINARY_TREE, IN_SWITCH, CUSTOM = (
     "ring",
     "direct",
     "halvingDoubling",
     "doubleBinaryTree",
     "inSwitch",
+    "custom",
 )
 CHAIN, STAR, BINOMIAL = "chain", "star", "binomial"
 """The trees a rooted collective (reduce, gather, scatter, broadcast) runs (``rooted.py``)."""
@@ -66,7 +72,8 @@ class Algorithm:
     - ``flat``: may run on a flat dimension over every rank (``one*``);
     - ``all_to_all``: runs an all-to-all phase;
     - ``switch``: runs in the switch of a Switch network dimension, so only there (never on
-      another dimension, a flat one or a communicator group's ring).
+      another dimension, a flat one or a communicator group's ring);
+    - ``listed``: may be named in an implementation list (not ``custom``, named by a path).
     """
 
     name: str
@@ -78,6 +85,7 @@ class Algorithm:
     flat: bool = True
     all_to_all: bool = True
     switch: bool = False
+    listed: bool = True
 
 
 def _ring(h: PhaseHost, s: PhaseSpec, rank: int, m: list[int], i: int, _t: bool) -> Phase:
@@ -101,6 +109,13 @@ def _tree(h: PhaseHost, s: PhaseSpec, rank: int, m: list[int], i: int, max_tree:
 
 def _in_switch(h: PhaseHost, s: PhaseSpec, rank: int, m: list[int], i: int, _t: bool) -> Phase:
     return InSwitchPhase(h, rank, m, i, s.comm_type, s.in_size)
+
+
+def _custom(h: PhaseHost, s: PhaseSpec, rank: int, m: list[int], i: int, _t: bool) -> Phase:
+    spec = cast("CustomPhaseSpec", s)
+    assert spec.graphs is not None
+    graph = spec.graphs.ranks[spec.file_of[i]]
+    return CustomPhase(h, rank, m, i, s.comm_type, s.in_size, graph=graph, whole_ns=spec.whole_ns)
 
 
 def _ring_output(comm_type: int, data_size: int, n: int) -> int:
@@ -129,6 +144,8 @@ ALGORITHMS: dict[str, Algorithm] = {
             all_to_all=False,
             switch=True,
         ),
+        # the graphs are the algorithm: every rank runs its own (custom.py)
+        Algorithm(CUSTOM, _custom, _same_size, CHAIN, symmetric=False, flat=False, listed=False),
     )
 }
 """Every algorithm, by name, in the order error messages list them."""
@@ -142,7 +159,9 @@ def _capitalized(name: str) -> str:
     return name[0].upper() + name[1:]
 
 
-_SPELLINGS = {s: a for a in ALGORITHMS.values() for s in (a.name, _capitalized(a.name))}
+_SPELLINGS = {
+    s: a for a in ALGORITHMS.values() if a.listed for s in (a.name, _capitalized(a.name))
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,7 +197,7 @@ def accepted_names(*, all_to_all: bool = False) -> str:
     error messages: ``one of ring, oneRing, direct, directN, ...``."""
     names: list[str] = []
     for algo in ALGORITHMS.values():
-        if all_to_all and not algo.all_to_all:
+        if not algo.listed or (all_to_all and not algo.all_to_all):
             continue
         forms = [algo.name]
         if algo.flat:

@@ -15,7 +15,13 @@ A *phase* is one rank's part of one algorithm step on one logical dimension for 
 - ``switch_reduce(phase, up_bytes, down_bytes)``: send ``up_bytes`` up to the switch of the
   phase's Switch dimension; once every member of ``phase.members`` has (the join), the switch
   sends ``down_bytes`` down to each and ``phase.on_recv()`` runs at its arrival (``inSwitch``);
-- ``finish(phase)``: the phase is over (D0).
+- ``finish(phase)``: the phase is over (D0);
+- for a phase that runs a graph of point-to-point nodes (``custom.py``), with ``node`` handed
+  back: ``message(phase, dst, nbytes, tag, node)`` sends one message, and
+  ``phase.on_sent(node)`` runs when it arrives (before the receiver's match);
+  ``post(phase, src, nbytes, tag, node)`` posts a receive matched on (src, dst, ``tag``, bytes)
+  within the phase's collective, ``phase.on_recv(node)`` at the match;
+  ``wait(phase, ns, node)``: ``phase.on_general(node)`` after ``ns``.
 
 Units: bytes for sizes; the host owns time (ns). ``members`` is the logical ring or group in
 ring order (global rank ids) and ``index`` this rank's position in it.
@@ -44,6 +50,12 @@ class PhaseHost(Protocol):
     def switch_reduce(self, phase: Phase, up_bytes: int, down_bytes: int) -> None: ...
 
     def finish(self, phase: Phase) -> None: ...
+
+    def message(self, phase: Phase, dst: int, nbytes: int, tag: int, node: int) -> None: ...
+
+    def post(self, phase: Phase, src: int, nbytes: int, tag: int, node: int) -> None: ...
+
+    def wait(self, phase: Phase, ns: float, node: int) -> None: ...
 
 
 class Phase:

@@ -83,6 +83,19 @@ class LogicalLayout:
         self.dims = dims
         self.algos = algos
 
+    @classmethod
+    def single(cls, topology: MultiDimTopology, members: tuple[int, ...], algo: AlgoSpec) -> LogicalLayout:
+        """One logical dimension over ``members`` in the order given, running ``algo`` with
+        the usual endpoint (a custom collective's layout: its graph says who talks to whom)."""
+        layout = cls.__new__(cls)
+        layout.topology = topology
+        layout._members = {}
+        layout._index = {r: i for i, r in enumerate(members)}
+        layout.dims = [LogicalDim(GROUP, len(members), -1, tuple(members))]
+        layout.algos = [algo]
+        layout.fast = False
+        return layout
+
     @property
     def sizes(self) -> list[int]:
         return [d.size for d in self.dims]

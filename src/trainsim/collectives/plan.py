@@ -30,10 +30,11 @@ within its dimension (0 until chosen: ``system.queues``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from trainsim.collectives.algorithms import AlgoSpec, algorithm
 from trainsim.collectives.base import ALL_GATHER, ALL_REDUCE, REDUCE_SCATTER
+from trainsim.collectives.custom import CustomGraphs
 
 NEXT, FIRST, LAST = 0, 1, 2
 """How a phase picks its dimension queue (module docstring)."""
@@ -57,6 +58,17 @@ class PhaseSpec:
     clockwise: bool = True
     pick: int = NEXT
     queue: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class CustomPhaseSpec(PhaseSpec):
+    """The one phase of a custom collective (``custom.py``): ``graphs`` is the algorithm,
+    ``file_of[i]`` the graph rank the i-th member (in ring order, as the group lists them) runs,
+    ``whole_ns`` counts COMP durations in whole ns (compatibility mode)."""
+
+    graphs: CustomGraphs | None = field(default=None, compare=False)
+    file_of: tuple[int, ...] = ()
+    whole_ns: bool = False
 
 
 def chunk_phases(

@@ -115,3 +115,7 @@ class ScaledCompute:
     def node_ns(self, graph: ComputeNodes, pos: int, cpu: bool) -> float:
         ns = self._inner_ns(graph, pos, cpu) * self.scale
         return float(math.trunc(ns)) if self.compat_astra else ns
+
+    def replay_ns(self, duration_s: float) -> float:
+        """A replayed broadcast is communication: the compute scale leaves it alone."""
+        return self.inner.replay_ns(duration_s)

@@ -85,7 +85,8 @@ class CollectiveImpl:
     all_to_all: tuple[str, ...] = ("ring",)
     custom: dict[str, str] = field(default_factory=dict)
     """``<type>-implementation-custom``: collective type (``all_reduce`` ...) -> the Chakra ET
-    of a custom algorithm, as written in the file (ASTRA-sim opens it relative to its cwd)."""
+    of a custom algorithm, as written in the file (ASTRA-sim opens it relative to its cwd; trainsim
+    then tries beside the file: ``system/custom_collectives.py``)."""
     per_node_custom: str | None = None
     """``per-node-custom-implementation``: a YAML file mapping workload node id -> Chakra ET."""
 

@@ -7,6 +7,9 @@ dimension queues (astra-sim-semantics.md A3, B1-B2, C3-C6). Used by ``collective
   ``red(b)``, three memory passes at local-mem-bw, B2), charged back to back.
 - Messages are matched on (tag = chunk id, src, dst, bytes) in order per key (A3); a receive
   posted after its message arrived runs at once (delay 0); sending costs the sender nothing.
+  A custom collective's graph (``collectives/custom.py``) sends with ``message`` (its SEND
+  node is done when the message arrives, just before the receiver's match, G12), receives with
+  ``post`` (matched on its own tag too, within the collective) and computes with ``wait``.
 - Each rank has one queue per logical dimension; when a phase ends, in the same tick: the
   stream leaves its queue, joins the next phase's queue, the old queue starts its next
   waiting stream, the new queue starts streams if it has room (C5).
@@ -211,8 +214,10 @@ class Engine:
         self.injection = injection
         self.on_rank_done = on_rank_done
         self.ranks: dict[int, RankState] = {}
-        self._posted: dict[tuple[int, int, int, int], deque[Phase]] = {}
-        self._early: dict[tuple[int, int, int, int], int] = {}
+        # (tag, src, dst, bytes) -> receivers waiting / messages arrived first; a custom
+        # collective's tag is (chunk tag, the graph's tag)
+        self._posted: dict[tuple[Any, int, int, int], deque[Any]] = {}
+        self._early: dict[tuple[Any, int, int, int], int] = {}
         # (tag, dim, first member) -> [uploads arrived at the switch, phases that sent one]
         self._joins: dict[tuple[int, int, int], list[Any]] = {}
         # rendezvous, keyed (tag, sender, receiver): sends waiting for their control message,
@@ -255,7 +260,7 @@ class Engine:
     def _deferred_send(self, item: tuple[int, int, int, Callable[[Any], None], Any]) -> None:
         self.network.send(*item)
 
-    def _arrive(self, key: tuple[int, int, int, int]) -> None:
+    def _arrive(self, key: tuple[Any, int, int, int]) -> None:
         posted = self._posted.get(key)
         if posted:
             phase = posted.popleft()
@@ -267,7 +272,10 @@ class Engine:
             early[key] = early.get(key, 0) + 1
 
     def recv(self, phase: Phase, src: int, nbytes: int) -> None:
-        key = (phase.tag, src, phase.rank, nbytes)
+        self._post((phase.tag, src, phase.rank, nbytes), phase)
+
+    def _post(self, key: tuple[Any, int, int, int], phase: Any) -> None:
+        """Match ``phase`` (anything with ``on_recv`` / ``on_recv_cb``) to a message of ``key``."""
         early = self._early
         count = early.get(key)
         if count:
@@ -320,6 +328,25 @@ class Engine:
             self._rdv_data(sender)
         else:
             self._rdv_early[key] = self._rdv_early.get(key, 0) + 1
+
+    def message(self, phase: Phase, dst: int, nbytes: int, tag: int, node: int) -> None:
+        """A custom graph's SEND: ``phase.on_sent(node)`` when it arrives, then the match."""
+        self._account(phase, dst, nbytes)
+        key = ((phase.tag, tag), phase.rank, dst, nbytes)
+        self._transmit(phase.rank, dst, nbytes, self._delivered, (phase, node, key))
+
+    def _delivered(self, arg: tuple[Any, int, tuple[Any, int, int, int]]) -> None:
+        phase, node, key = arg
+        phase.on_sent(node)
+        self._arrive(key)
+
+    def post(self, phase: Phase, src: int, nbytes: int, tag: int, node: int) -> None:
+        """A custom graph's RECV: ``phase.on_recv(node)`` at the match."""
+        self._post(((phase.tag, tag), src, phase.rank, nbytes), _Receipt(phase, node))
+
+    def wait(self, phase: Phase, ns: float, node: int) -> None:
+        """A custom graph's COMP: ``phase.on_general(node)`` after ``ns``."""
+        self.queue.schedule(ns, phase.on_general_cb, node)
 
     def switch_reduce(self, phase: Phase, up_bytes: int, down_bytes: int) -> None:
         if not self.network.capabilities.in_switch:
@@ -481,6 +508,22 @@ class Engine:
                     )
                 )
         return out
+
+
+class _Receipt:
+    """A custom graph's posted RECV node, matched like a phase: ``on_recv`` completes the node."""
+
+    __slots__ = ("phase", "node", "rank")
+
+    def __init__(self, phase: Phase, node: int) -> None:
+        self.phase = phase
+        self.node = node
+        self.rank = phase.rank
+
+    def on_recv(self, _arg: Any = None) -> None:
+        self.phase.on_recv(self.node)
+
+    on_recv_cb = on_recv
 
 
 class SymmetricEngine(Engine):

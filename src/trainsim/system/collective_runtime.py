@@ -90,6 +90,10 @@ class CollectiveInstance:
     same_tick: bool = True
 
 
+def _algorithm_of(graphs: Any) -> str:
+    return "a built-in algorithm" if graphs is None else f"the custom graph {graphs.source!r}"
+
+
 def _mirror_done(_arg: Any) -> None:
     """A mirror rank's collective finished: nothing waits for it (it runs no graph)."""
 
@@ -274,7 +278,9 @@ class CollectiveRuntime:
             or (len(inst.members) == self.npus and inst.members == self._all_ranks)
             else inst.members
         )
-        plan = self.planner.plan(inst.phase_type, inst.size, inst.members, group, request.involved_dims)
+        plan = self.planner.plan(
+            inst.phase_type, inst.size, inst.members, group, request.involved_dims, request.node_id
+        )
         inst.layout = plan.layout
         inst.chunks = plan.chunks
         if plan.themis is not None:
@@ -332,7 +338,26 @@ class CollectiveRuntime:
         pending, inst.pending = inst.pending, []
         if pending and not inst.planned:
             self._plan(inst, pending[0][1])
+        if self.planner.custom.by_node and pending:
+            self._same_custom(inst, pending)
         return pending
+
+    def _same_custom(self, inst: CollectiveInstance, pending: list[Any]) -> None:
+        """Per-node custom algorithms pick by each rank's own node id (ASTRA-sim): the members
+        of one collective must pick the same one."""
+        custom = self.planner.custom
+        chunks = inst.chunks
+        planned = getattr(chunks[0][0], "graphs", None) if chunks and chunks[0] else None
+        for rank, request, *_ in pending:
+            mine = None if self._replayed(inst) else custom.lookup(inst.phase_type, request.node_id)
+            if mine is not planned:
+                raise TraceError(
+                    f"{_NAMES[inst.comm_type]} #{inst.key[1]} runs {_algorithm_of(mine)} here "
+                    f"(per-node-custom-implementation) but {_algorithm_of(planned)} on the rank that issued it first",
+                    rank=rank,
+                    node_id=request.node_id,
+                    hint="map the collective's node on every rank to the same graph",
+                )
 
     def flush(self, inst: CollectiveInstance) -> None:
         pending = self.take_pending(inst)

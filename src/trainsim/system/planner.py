@@ -9,7 +9,10 @@ cut into chunks, which dimension order each chunk takes, and the phases of each 
 - dimension order per chunk: ``inter_dim`` (baseline ascending, roundRobin, Themis' greedy);
   under Themis the plan is guarded against the baseline's (``themis_guard``) by a predictor the
   caller hands in (the runtime predicts with its own engine on a private clock);
-- phases: ``collectives.chunk_phases`` / ``rooted_chunk_phases`` (D5, E1-E3).
+- phases: ``collectives.chunk_phases`` / ``rooted_chunk_phases`` (D5, E1-E3);
+- a custom algorithm (``custom_collectives``: the system names Chakra graphs for the node or
+  its type) instead: one chunk of one phase, ``CustomPhaseSpec``, on one logical dimension
+  over the members as listed; no chunking, no dimensions (the graph holds all of that).
 
 State kept between plans: the layouts (by type and group) and the round-robin position per
 group, exactly as ASTRA-sim's system layer keeps them. Sizes in bytes, times in ns.
@@ -17,24 +20,31 @@ group, exactly as ASTRA-sim's system layer keeps them. Sizes in bytes, times in 
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from trainsim.collectives import (
+    CUSTOM,
     PLANNED_TYPES,
+    AlgoSpec,
     LogicalLayout,
     PhaseSpec,
     chunk_phases,
     rooted_chunk_phases,
 )
+from trainsim.collectives.custom import CustomGraphs, check_graphs
 from trainsim.collectives.logical import NET
+from trainsim.collectives.plan import CustomPhaseSpec
 from trainsim.config.types import SystemSpec
 from trainsim.enums import CommType
-from trainsim.errors import ConfigError
+from trainsim.errors import ConfigError, TraceError
 from trainsim.system import themis_guard
 from trainsim.system.chunking import chunk_sizes
+from trainsim.system.custom_collectives import CustomCollectives
 from trainsim.system.inter_dim import RoundRobin, ThemisGreedy, baseline_order
 from trainsim.topology import MultiDimTopology
+from trainsim.workload.diagnostics import TraceWarning
 
 Plan = list[list[PhaseSpec]]
 """Per chunk, its phases in order."""
@@ -68,7 +78,8 @@ class CollectivePlan:
 class CollectivePlanner:
     """Plans collectives for one platform (module docstring). ``bandwidths``: B/s per network
     dimension (Themis' loads); ``predict(layout, plan)``: the finish (ns after the start) of
-    ``plan`` run alone, for the Themis guard (None: Themis' plan is taken unguarded)."""
+    ``plan`` run alone, for the Themis guard (None: Themis' plan is taken unguarded). The
+    system's custom algorithms are read here, once (``custom_collectives``)."""
 
     def __init__(
         self,
@@ -86,6 +97,10 @@ class CollectivePlanner:
         self.predict = predict
         self._layouts: dict[tuple[int, tuple[int, ...] | None], LogicalLayout] = {}
         self._round_robin: dict[int, RoundRobin] = {}
+        self.custom = CustomCollectives(system)
+        self._custom_layouts: dict[tuple[int, ...], LogicalLayout] = {}
+        self._pairings_checked: set[tuple[int, tuple[int, ...]]] = set()
+        self._splits_warned = False
 
     def layout(self, phase_type: int, group: tuple[int, ...] | None) -> LogicalLayout:
         """The logical layout of ``phase_type`` collectives on ``group`` (None: every rank)."""
@@ -113,10 +128,16 @@ class CollectivePlanner:
         members: tuple[int, ...],
         group: tuple[int, ...] | None,
         involved_dims: Sequence[bool] | None = None,
+        node_id: int = -1,
     ) -> CollectivePlan:
         """The plan of one ``phase_type`` collective of ``size`` bytes on ``members`` (``group``
         None: the whole machine). ``involved_dims``: the workload's per-dimension flags (a
-        whole-machine collective skips the dimensions marked False)."""
+        whole-machine collective skips the dimensions marked False). ``node_id``: the workload
+        node, for a per-node custom algorithm."""
+        if self.custom:
+            graphs = self.custom.lookup(phase_type, node_id)
+            if graphs is not None:
+                return self._custom_plan(graphs, phase_type, size, members, group)
         layout = self.layout(phase_type, group)
         system = self.system
         sizes = layout.sizes
@@ -180,3 +201,74 @@ class CollectivePlanner:
         predict = self.predict
         plans, choice = themis_guard.guard(plans, base, lambda p: predict(layout, p))
         return CollectivePlan(layout, plans, choice)
+
+    def _custom_plan(
+        self,
+        graphs: CustomGraphs,
+        phase_type: int,
+        size: int,
+        members: tuple[int, ...],
+        group: tuple[int, ...] | None,
+    ) -> CollectivePlan:
+        """One phase running ``graphs``: graph rank g is ``members[g]``; a member runs the
+        rank file of its position among the members sorted (ASTRA-sim's ``pos_in_group``) in
+        compatibility mode, of its listed position otherwise (``collectives/custom.py``)."""
+        n = len(members)
+        if graphs.nranks != n:
+            on = "the whole machine" if group is None else f"a group of {n} ranks {list(group)[:8]}"
+            raise ConfigError(
+                f"the custom {_NAMES[phase_type]} is a graph for {graphs.nranks} ranks "
+                f"({graphs.nranks} rank files), but the collective runs on {on}",
+                file=f"{graphs.source}.<rank>.et",
+                hint=f"give it a graph of {n} rank files, one per member of the collective",
+            )
+        layout = self._custom_layouts.get(members)
+        if layout is None:
+            layout = self._custom_layouts[members] = LogicalLayout.single(self.topology, members, AlgoSpec(CUSTOM))
+        if self.compat_astra and not self._splits_warned:
+            self._warn_astra_splits(graphs, phase_type, size)
+        file_of = tuple(range(n))
+        if self.compat_astra and list(members) != sorted(members):
+            order = {r: i for i, r in enumerate(sorted(members))}
+            file_of = tuple(order[r] for r in members)
+            self._check_pairing(graphs, file_of)
+        spec = CustomPhaseSpec(
+            0, AlgoSpec(CUSTOM), phase_type, size, graphs=graphs, file_of=file_of, whole_ns=self.compat_astra
+        )
+        return CollectivePlan(layout, [[spec]])
+
+    def _warn_astra_splits(self, graphs: CustomGraphs, phase_type: int, size: int) -> None:
+        """ASTRA-sim 518bd51 counts the chunks of a custom collective as of a built-in one
+        (``Sys::generate_collective``: its DataSet waits for that many streams) but runs one
+        stream: with more than one chunk the collective never ends there, silently."""
+        splits = self.system.preferred_dataset_splits
+        count = len(chunk_sizes(phase_type, size, splits, self.topology.npus, compat_astra=True))
+        if count > 1:
+            self._splits_warned = True
+            warnings.warn(
+                f"{graphs.source}.<rank>.et: with preferred-dataset-splits {splits}, ASTRA-sim waits for "
+                f"{count} chunks of a custom {_NAMES[phase_type]} but runs its graph once, and never "
+                "finishes; trainsim runs the graph once and finishes (set preferred-dataset-splits to 1 "
+                "to compare with ASTRA-sim)",
+                TraceWarning,
+                stacklevel=2,
+            )
+
+    def _check_pairing(self, graphs: CustomGraphs, file_of: tuple[int, ...]) -> None:
+        """The graphs as ASTRA-sim pairs them on a group listed out of order (a member runs the
+        rank file of its sorted position, peers are listed positions) must still finish."""
+        key = (id(graphs), file_of)
+        if key in self._pairings_checked:
+            return
+        try:
+            stray = check_graphs(graphs, file_of)
+        except TraceError as exc:
+            exc.hint = (
+                "the group lists its members out of order: ASTRA-sim (and --compat astra) runs the "
+                "rank file of each member's position among the members sorted, but sends to members "
+                "by their listed position; list the group in ascending order, or use --compat default"
+            )
+            raise
+        for message in stray:
+            warnings.warn(f"{graphs.source}.<rank>.et: {message}", TraceWarning, stacklevel=2)
+        self._pairings_checked.add(key)

@@ -9,7 +9,8 @@ static ones before the run):
    copies), or equal ones (node names may differ: they never change timing);
 2. the graph has only compute, collective, metadata and invalid nodes: no send / receive
    (their peers differ per rank) and no remote-memory access (a shared pool is not symmetric);
-3. every collective is on the whole machine (no ``pg_name``, or a group listing every rank);
+3. every collective is on the whole machine (no ``pg_name``, or a group listing every rank),
+   and the system names no custom algorithm (each rank runs its own graph, ``custom.py``);
 4. every network dimension is vertex-transitive (Ring, Switch, FullyConnected; not Mesh), with
    no fabric, and the backend declares a symmetry class (``network/protocol.py``); the system
    has no rendezvous protocol, one queue per dimension (``symmetry.collective.
@@ -120,6 +121,9 @@ def representative_graph(platform: Platform, graphs: Sequence[WorkloadGraph], ba
         return "a physical fabric"
     if any(d.kind not in VERTEX_TRANSITIVE for d in net.dims):
         return "a dimension that is not vertex-transitive (Mesh)"
+    impl = platform.system.implementations
+    if impl.custom or impl.per_node_custom:
+        return "custom collective algorithms (each rank runs its own graph)"
     graph = uniform_graph(graphs)
     if graph is None:
         return "ranks with different graphs"
