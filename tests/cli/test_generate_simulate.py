@@ -100,7 +100,12 @@ def test_json_is_a_result_that_report_reads(tmp_path, platform_file, capsys):
     document = json.loads(path.read_text())
     for key in ("makespan_s", "ranks", "breakdown", "collectives", "dims", "inputs", "memory", "simulation"):
         assert key in document, key
+    steps = [row["step"] for row in document["breakdown"]]
     assert sorted(r for row in document["breakdown"] for r in row["ranks"]) == list(range(16))
+    for step in steps:
+        assert sum(step.values()) == pytest.approx(document["makespan_s"], rel=1e-12)
+        assert step["recompute"] > 0 and step["tp_comm"] > 0 and step["pipeline_bubble"] > 0
+    assert {row["step_from"] for row in document["breakdown"]} == {"roles"}
     # rows of the ranks that ran, each counting the ranks that repeat it: every collective node
     par = Parallelism(tp=2, pp=2, dp=4, micro_batch=1, global_batch=8, recompute="full")
     from dataclasses import replace
@@ -111,7 +116,7 @@ def test_json_is_a_result_that_report_reads(tmp_path, platform_file, capsys):
     capsys.readouterr()
     assert main(["report", str(path), "--out", str(out)]) == 0
     page = (out / "index.html").read_text()
-    assert "Breakdown" in page and "Collectives" in page
+    assert "Where the step goes" in page and "bubble" in page and "Of bound" in page
 
 
 def test_trace_writes_a_chrome_trace(tmp_path, platform_file):
