@@ -1,12 +1,17 @@
 """`trainsim generate --platform`: the generated step simulated in memory, no rank files."""
 
+import io
 import json
 
+import numpy as np
 import pytest
+from rich.console import Console
 
 from trainsim.cli.main import main
 from trainsim.compute import OperatorTimer
 from trainsim.config.platform import load_platform
+from trainsim.enums import NodeType
+from trainsim.report.collectives import rows_of
 from trainsim.system.api import simulate
 from trainsim.workload.generate import Parallelism, generate
 from trainsim.workload.models import get_model
@@ -43,11 +48,13 @@ def test_simulates_one_replica_and_writes_no_files(tmp_path, platform_file, caps
     assert "data-parallel replica 0 (4 ranks) stands for every replica; one rank per pipeline stage" in printed
     assert "TFLOP/s per GPU" in printed
     assert sorted(p.name for p in tmp_path.iterdir()) == ["platform.yaml", "s.json"]
-    sim = json.loads(summary_path.read_text())["simulation"]
+    document = json.loads(summary_path.read_text())
+    sim = document["simulation"]
     assert sim["mode"] == "replica slice" and sim["ranks_simulated"] == 2 and sim["world"] == 16
-    assert len(sim["ranks"]) == 4
-    assert sim["makespan_s"] == pytest.approx(_full_makespan(platform_file), rel=1e-12)
-    assert sim["flops_per_gpu"] == pytest.approx(sim["flop_per_gpu"] / sim["makespan_s"])
+    # every rank, those that did not run with the times of the rank they repeat
+    assert [r["rank"] for r in document["ranks"]] == list(range(16))
+    assert document["makespan_s"] == pytest.approx(_full_makespan(platform_file), rel=1e-12)
+    assert sim["flops_per_gpu"] == pytest.approx(sim["flop_per_gpu"] / document["makespan_s"])
 
 
 def test_every_rank_on_request_and_when_the_backend_needs_it(tmp_path, platform_file):
@@ -93,3 +100,81 @@ def test_a_layered_model_is_not_told_it_records_no_parallelism(platform_file, ca
     printed = " ".join(capsys.readouterr().out.split())
     assert "no parallelism" not in printed and "every rank simulated:" not in printed
     assert "16 of 16 ranks simulated" in printed
+
+
+def test_json_is_a_result_that_report_reads(tmp_path, platform_file, capsys):
+    """--json holds what `trainsim run --json` writes (every rank, the breakdown with the step's
+    categories, collectives, utilization) beside the generator's summary; `trainsim report`
+    turns it into a page."""
+    path = tmp_path / "g.json"
+    assert main(["generate", *SMALL, "--recompute", "full", "--platform", str(platform_file), "--json", str(path), "-q"]) == 0
+    document = json.loads(path.read_text())
+    for key in ("makespan_s", "ranks", "breakdown", "collectives", "dims", "inputs", "memory", "simulation"):
+        assert key in document, key
+    steps = [row["step"] for row in document["breakdown"]]
+    assert sorted(r for row in document["breakdown"] for r in row["ranks"]) == list(range(16))
+    for step in steps:
+        assert sum(step.values()) == pytest.approx(document["makespan_s"], rel=1e-12)
+        assert step["recompute"] > 0 and step["tp_comm"] > 0 and step["pipeline_bubble"] > 0
+    assert {row["step_from"] for row in document["breakdown"]} == {"roles"}
+    # rows of the ranks that ran, each counting the ranks that repeat it: every collective node
+    par = Parallelism(tp=2, pp=2, dp=4, micro_batch=1, global_batch=8, recompute="full")
+    from dataclasses import replace
+
+    w = generate(replace(get_model("megatron-1.7b"), seq=512), par, OperatorTimer("A100"), network_sizes=(4, 4))
+    assert sum(c["ranks"] for c in rows_of(document["collectives"])) == sum(int(np.sum(g.types == NodeType.COMM_COLL_NODE)) for g in w.graphs)
+    out = tmp_path / "report"
+    capsys.readouterr()
+    assert main(["report", str(path), "--out", str(out)]) == 0
+    page = (out / "index.html").read_text()
+    assert "Where the step goes" in page and "bubble" in page and "Of bound" in page
+
+
+def test_trace_writes_a_chrome_trace(tmp_path, platform_file):
+    path = tmp_path / "t.json"
+    assert main(["generate", *SMALL, "--platform", str(platform_file), "--trace", str(path), "-q"]) == 0
+    document = json.loads(path.read_text())
+    events = document["traceEvents"]
+    slices = [e for e in events if e["ph"] == "X"]
+    assert slices and all(isinstance(e["ts"], float) and e["dur"] >= 0 and {"pid", "tid", "name"} <= e.keys() for e in slices)
+    names = [e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"]
+    # ranks with the same timeline folded: one process per pipeline stage, covering all 16
+    assert len(names) == 2 and all("identical" in n for n in names)
+    assert sum(int(n.split("(")[1].split()[0]) for n in names) == 16
+    expanded = tmp_path / "e.json"
+    assert main(["generate", *SMALL, "--platform", str(platform_file), "--trace", str(expanded), "--expand", "-q"]) == 0
+    assert len({e["pid"] for e in json.loads(expanded.read_text())["traceEvents"] if e["ph"] == "X"}) == 16
+
+
+def test_trace_needs_a_platform(tmp_path, capsys):
+    assert main(["generate", *SMALL, "--out", str(tmp_path / "w"), "--trace", str(tmp_path / "t.json")]) == 2
+    assert "--trace needs a simulation" in capsys.readouterr().err
+
+
+def test_progress_bar_on_a_terminal(platform_file, monkeypatch):
+    """The progress display gets the step's simulations as one count of nodes, up to all of
+    them; on a terminal it draws a bar (a forced-terminal console here; no wall-clock)."""
+    from trainsim.cli import run_cmd
+
+    screen = io.StringIO()
+    calls = []
+
+    class Display(run_cmd.ProgressDisplay):
+        def __init__(self, *, enabled):
+            super().__init__(enabled=enabled, delay_s=0.0)
+            self.console = Console(file=screen, force_terminal=True, width=100)
+            self.enabled = enabled and self.console.is_terminal
+
+        def update(self, now_ns, done, total):
+            calls.append((now_ns, done, total))
+            super().update(now_ns, done, total)
+
+    monkeypatch.setattr(run_cmd, "ProgressDisplay", Display)
+    assert main(["generate", *SMALL, "--platform", str(platform_file)]) == 0
+    assert calls
+    done = [c[1] for c in calls]
+    assert done == sorted(done) and done[-1] == calls[-1][2] > 0
+    assert "simulating" in screen.getvalue()
+    drawn = len(screen.getvalue())
+    assert main(["generate", *SMALL, "--platform", str(platform_file), "-q"]) == 0
+    assert len(screen.getvalue()) == drawn  # --quiet: no bar

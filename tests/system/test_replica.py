@@ -55,6 +55,53 @@ def test_slice_equals_full(tp, pp, dp, sizes, extra):
             assert getattr(got, name) == pytest.approx(getattr(want, name), rel=1e-9, abs=1e-12), name
 
 
+@pytest.mark.parametrize(("tp", "pp", "dp", "sizes", "extra"), CASES)
+def test_world_result_is_the_full_runs(tp, pp, dp, sizes, extra):
+    """Every rank of a slice's result, those that did not run (mirrors, other replicas)
+    included, as the full run reports it: times, timelines and collective records."""
+    par = Parallelism(tp=tp, pp=pp, dp=dp, micro_batch=1, global_batch=4 * dp, recompute="full", **extra)
+    w = generate(_shrunk_1_7b(), par, OperatorTimer("A100"), network_sizes=sizes)
+    full = simulate(w.platform(_platform(sizes)), w.graphs)
+    run = simulate_generated(_platform(sizes), w)
+    res = run.result
+    assert run.mode == "replica slice" and len(res.ranks) == len(res.timelines) == tp * pp * dp
+    for got, want in zip(res.ranks, full.ranks, strict=True):
+        assert got.rank == want.rank
+        for name in ("finish_s", "compute_s", "comm_s", "exposed_comm_s"):
+            assert getattr(got, name) == pytest.approx(getattr(want, name), rel=1e-9, abs=1e-12), name
+    for rank, (got, want) in enumerate(zip(res.timelines, full.timelines, strict=True)):
+        assert got.graph is w.graphs[rank]
+        assert got.start_ns == pytest.approx(want.start_ns, abs=1e-6) and got.end_ns == pytest.approx(want.end_ns, abs=1e-6)
+
+    def key(r):
+        return (r.rank, r.node_id, r.group, r.comm_type, r.size, r.group_size)
+
+    records = sorted(res.collectives, key=key)
+    assert [key(r) for r in records] == sorted(map(key, full.collectives))
+    for got, want in zip(records, sorted(full.collectives, key=key), strict=True):
+        assert (got.start_ns, got.end_ns) == pytest.approx((want.start_ns, want.end_ns), abs=1e-6)
+        assert got.dim_bytes == want.dim_bytes
+        assert [t for span in got.chunk_spans for t in span] == pytest.approx([t for span in want.chunk_spans for t in span], abs=1e-6)
+    assert [res.collectives[i] for i in range(len(res.collectives))] == list(res.collectives)  # by index as in order
+    # the records of the ranks that ran, each with the number of ranks that repeat it, count them all
+    assert sum(count for _, count in res.collectives.represented()) == len(full.collectives)
+
+
+def test_progress_of_a_slice_counts_its_simulations_as_one():
+    par = Parallelism(tp=2, pp=2, dp=4, micro_batch=1, global_batch=16, recompute="full", zero=1)
+    w = generate(_shrunk_1_7b(), par, OperatorTimer("A100"), network_sizes=(4, 4))
+    calls = []
+    run = simulate_generated(_platform((4, 4)), w, progress=lambda now, done, total: calls.append((now, done, total)))
+    assert run.mode == "replica slice"
+    # two cross-replica rounds (ZeRO-1: reduce-scatter, all-gather) on all 16 ranks, then the
+    # replica's two ranks that run (the others mirror them)
+    ran = sum(len(w.graphs[r]) for r in (0, 8))
+    assert calls[-1][1:] == (2 * 16 + ran, 2 * 16 + ran)
+    done = [c[1] for c in calls]
+    assert done == sorted(done) and all(c[1] <= c[2] for c in calls)
+    assert calls[-1][0] == pytest.approx(run.makespan_s * 1e9)
+
+
 def test_simulate_generated_takes_the_slice_when_it_can():
     sizes = (8, 2)
     par = Parallelism(tp=2, pp=2, dp=4, micro_batch=1, global_batch=16, recompute="full")
@@ -62,7 +109,7 @@ def test_simulate_generated_takes_the_slice_when_it_can():
     run = simulate_generated(_platform(sizes), w)
     full = simulate(w.platform(_platform(sizes)), w.graphs)
     assert run.mode == "replica slice" and run.why_every_rank == ""
-    assert len(run.ranks) == 4 and run.world == 16
+    assert len(run.ranks) == 16 and run.world == 16
     assert run.makespan_s == pytest.approx(full.makespan_s, rel=1e-12)
     assert run.to_dict()["ranks_simulated"] == 2  # one per stage: the TP peer mirrors it
 

@@ -3,13 +3,16 @@
 Writes ``PREFIX.<rank>.et`` (through the Chakra writer) and ``PREFIX.comm_groups.json``
 (ASTRA-sim's ``--comm-group-configuration``) with ``--out``; simulates the step in memory on a
 native platform file with ``--platform`` (one data-parallel replica when it stands for all:
-``system/symmetry/replica.py``); prints the per-stage memory and graph sizes.
+``system/symmetry/replica.py``), with a progress bar on a terminal; prints the per-stage memory
+and graph sizes, the step's per-rank times and where the step goes (``report/step_breakdown.py``).
+With ``--platform``, ``--json`` is the result document of ``trainsim run --json`` (every rank;
+``trainsim report`` reads it) plus the generator's summary, and ``--trace`` the same timeline.
 """
 
 from __future__ import annotations
 
-import json
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +27,7 @@ from trainsim.units import GB, human_time, precise_time
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from trainsim.report.breakdown import RankBreakdown
     from trainsim.system.symmetry.replica import GeneratedRun
     from trainsim.workload.generate import GeneratedWorkload
 
@@ -67,7 +71,9 @@ def generate_command(
     overlap_grad_reduce: bool = typer.Option(False, "--overlap-grad-reduce", help="Reduce each layer's gradients right after its last backward."),
     granularity: str = typer.Option("block", "--granularity", help="block (compute between communications fused) or op."),
     memory_check: bool = typer.Option(True, "--memory-check/--no-memory-check", help="Fail when a rank does not fit the device."),
-    json_path: Path | None = typer.Option(None, "--json", help="Write a JSON summary (memory per stage, node counts)."),
+    json_path: Path | None = typer.Option(None, "--json", help="Write a JSON summary (memory per stage, node counts); with --platform, the result as `trainsim run --json` writes it (`trainsim report` reads it)."),
+    trace_path: Path | None = typer.Option(None, "--trace", help="With --platform: write a Perfetto / Chrome-trace JSON timeline of the step."),
+    expand: bool = typer.Option(False, "--expand", help="In the timeline, one process per rank (default: identical ranks folded)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
 ) -> None:
     """Generate one training step's per-rank workload graphs; write them (--out), simulate them
@@ -86,6 +92,9 @@ def generate_command(
     if out is not None:
         check_output_prefix(out, "--out")
     check_output_file(json_path, "--json")
+    check_output_file(trace_path, "--trace")
+    if trace_path is not None and platform_path is None:
+        raise ConfigError("--trace needs a simulation", field="--trace", hint="add --platform FILE to simulate the generated step")
     start = time.perf_counter()
     platform = None
     sizes = _sizes(network_dims)
@@ -137,12 +146,20 @@ def generate_command(
         workload.write_comm_groups(f"{out}.comm_groups.json")
         summary.update(prefix=out, comm_groups=f"{out}.comm_groups.json", write_s=time.perf_counter() - start - generated)
     run = None
+    rows: list[RankBreakdown] = []
     if platform is not None:
+        from trainsim.cli.run_cmd import ProgressDisplay, result_document
+        from trainsim.report.breakdown import breakdown
+        from trainsim.report.step_breakdown import roles_of
         from trainsim.system.symmetry.replica import simulate_generated
         from trainsim.workload.graph import executed_flop
 
-        run = simulate_generated(platform, workload, backend=backend, replica_slice=not every_rank)
+        with ProgressDisplay(enabled=not quiet) as display:
+            run = simulate_generated(platform, workload, backend=backend, replica_slice=not every_rank, progress=display.update)
+        rows = breakdown(run.result, roles_of(workload))
         flop_per_gpu = executed_flop(workload.graphs) / par.world
+        summary.update(result_document(run.result, platform.network, rows))
+        summary["inputs"] = {"platform": str(platform_path), "model": model, "backend": backend, "device": device, "parallelism": asdict(par)}
         summary["simulation"] = {
             **run.to_dict(),
             "platform": str(platform_path),
@@ -150,10 +167,16 @@ def generate_command(
             "flop_per_gpu": flop_per_gpu,
             "flops_per_gpu": flop_per_gpu / run.makespan_s if run.makespan_s > 0 else None,
         }
+        if trace_path is not None:
+            from trainsim.report.perfetto import write_trace
+
+            write_trace(trace_path, run.result, expand=expand)
     total = time.perf_counter() - start
     summary["total_s"] = total
     if json_path is not None:
-        json_path.write_text(json.dumps(summary, indent=1) + "\n")
+        from trainsim.report.document import dumps
+
+        json_path.write_text(dumps(summary) + "\n")
     if not quiet:
         _print(workload, spec.name, par.world, device)
         from trainsim.cli.console import stdout_console
@@ -163,6 +186,7 @@ def generate_command(
             console.print(f"wrote {par.world} rank files {out}.<rank>.et and {out}.comm_groups.json in {human_time(summary['write_s'])}")
         if run is not None:
             _print_run(console, run, summary["simulation"])
+            _print_breakdown(console, rows, run.makespan_s)
         console.print(f"total {human_time(total)} (generation {human_time(generated)})")
 
 
@@ -193,8 +217,8 @@ def _print_run(console: Console, run: GeneratedRun, simulation: dict[str, Any]) 
     print_summary(console, run.ranks, run.makespan_s, title=title)
     if run.mode == "replica slice":
         console.print(
-            f"data-parallel replica 0 ({len(run.ranks)} ranks) stands for every replica"
-            + ("; one rank per pipeline stage for its tensor-parallel peers" if run.ranks_simulated < len(run.ranks) else ""),
+            f"data-parallel replica 0 ({run.replica_ranks} ranks) stands for every replica"
+            + ("; one rank per pipeline stage for its tensor-parallel peers" if run.ranks_simulated < run.replica_ranks else ""),
             highlight=False,
             soft_wrap=True,
         )
@@ -204,3 +228,37 @@ def _print_run(console: Console, run: GeneratedRun, simulation: dict[str, Any]) 
     if rate is not None:
         console.print(f"{rate / 1e12:.1f} TFLOP/s per GPU executed (recomputation included)")
     console.print(f"simulated in {human_time(run.wall_s)}, {run.events:,} events")
+
+
+def _print_breakdown(console: Console, rows: list[RankBreakdown], step_s: float, max_rows: int = 20) -> None:
+    """Where the step goes, per class of ranks (the slowest-finishing first) and for the step
+    as a whole (each category's mean over ranks, in % of the step); docs/breakdown.md defines
+    the categories. Categories that are zero on every rank are left out."""
+    from rich.table import Table
+
+    from trainsim.report.step_breakdown import label, step_mean
+
+    if not rows or not rows[0].step:
+        return
+    keys = [k for k in rows[0].step if any(r.step[k] > 0 for r in rows)]
+    table = Table(title=f"where the step goes: {human_time(step_s)} per rank, communication exposed only")
+    table.add_column("ranks", justify="right")
+    for key in keys:
+        table.add_column(label(key), justify="right")
+    shown = sorted(rows, key=lambda r: -r.finish_s)
+    for row in shown[:max_rows]:
+        table.add_row(_rank_label(row.ranks), *(human_time(row.step[k]) for k in keys))
+    mean = step_mean([r.step for r in rows], [len(r.ranks) for r in rows])
+    table.add_row("step", *(f"{mean[k] / step_s:.1%}" if step_s > 0 else "-" for k in keys), style="bold")
+    left = [label(k) for k in rows[0].step if k not in keys]
+    notes = [f"{len(shown) - max_rows} more classes of ranks not shown (--json has every one)"] if len(shown) > max_rows else []
+    notes += [f"0 on every rank: {', '.join(left)}"] if left else []
+    notes += ["step: mean over ranks, % of the step; docs/breakdown.md defines each category"]
+    table.caption = "; ".join(notes)
+    console.print(table)
+
+
+def _rank_label(ranks: list[int]) -> str:
+    from trainsim.cli.run_cmd import _rank_ranges
+
+    return _rank_ranges(sorted(ranks))

@@ -28,7 +28,9 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress
 
-    from trainsim.system.result import RankResult
+    from trainsim.config.types import NetworkSpec
+    from trainsim.report.breakdown import RankBreakdown
+    from trainsim.system.result import RankResult, RunResult
 
 
 @app.command("run")
@@ -101,15 +103,9 @@ def run_command(
 
         write_trace(trace_path, result, expand=expand)
     if json_path is not None:
-        from trainsim.report.breakdown import breakdown
-        from trainsim.report.collectives import collective_table
         from trainsim.report.document import dumps
-        from trainsim.report.utilization import injection_utilization
 
-        document = result.to_dict()
-        document["breakdown"] = [b.to_dict() for b in breakdown(result)]
-        document["collectives"] = collective_table(result, plat.network)
-        document["dims"] = injection_utilization(result, plat.network)
+        document = result_document(result, plat.network)
         document["inputs"] = {"platform": str(platform) if platform else None, "workload": prefix, "network": str(network_configuration) if network_configuration else None, "system": str(system_configuration) if system_configuration else None, "backend": backend, "compat": compat or plat.compat}
         text = dumps(document)
         if str(json_path) == "-":
@@ -125,6 +121,21 @@ def run_command(
     from trainsim.cli.console import stdout_console
 
     print_summary(stdout_console(), result.ranks, result.makespan_s)
+
+
+def result_document(result: RunResult, network: NetworkSpec, breakdown_rows: list[RankBreakdown] | None = None) -> dict[str, Any]:
+    """The JSON document of a result (what ``trainsim report`` reads): the result itself, its
+    breakdown (``breakdown_rows``, or the graph-only one of ``report.breakdown``), collective
+    rows and per-dimension utilization."""
+    from trainsim.report.breakdown import breakdown
+    from trainsim.report.collectives import collective_table
+    from trainsim.report.utilization import injection_utilization
+
+    document = result.to_dict()
+    document["breakdown"] = [b.to_dict() for b in (breakdown(result) if breakdown_rows is None else breakdown_rows)]
+    document["collectives"] = collective_table(result, network)
+    document["dims"] = injection_utilization(result, network)
+    return document
 
 
 class ProgressDisplay:
@@ -215,4 +226,4 @@ def _show_warnings(err: Console, caught: list[warnings.WarningMessage], quiet: b
     """Each distinct warning once, as one yellow line (not Python's file:line format)."""
     if not quiet:
         for message in dict.fromkeys(str(w.message) for w in caught):
-            err.print(f"[yellow]warning:[/] {message}", highlight=False)
+            err.print(f"[yellow]warning:[/] {message}", highlight=False, soft_wrap=True)

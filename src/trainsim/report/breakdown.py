@@ -8,13 +8,19 @@ Definitions (all in seconds, per rank, from the executor's node issue/completion
 - ``exposed_comm_s``: finish minus summed GPU compute, ASTRA-sim's definition
   (reference-results/README.md), equal to the time the rank is not computing;
 - ``memory_s``, ``cpu_s``: unions of remote-memory and CPU-node intervals;
-- ``idle_s``: finish minus the union of all activity.
+- ``idle_s``: finish minus the union of all activity;
+- ``step``: the step breakdown (``report/step_breakdown.py``, docs/breakdown.md): every instant
+  of the step given to one category (compute, recompute, exposed tensor-parallel and
+  data-parallel communication, pipeline bubble, p2p wait, memory stalls, idle, ...), summing
+  to the step time; ``step_from`` says whether the categories come from the generator's roles
+  or from the graph alone.
 Ranks with identical numbers are folded into one class.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -22,6 +28,7 @@ import numpy as np
 from trainsim.enums import NodeType
 from trainsim.extras import require
 from trainsim.report.intervals import intersection_length, union_length
+from trainsim.report.step_breakdown import NodeRoles, step_breakdown
 from trainsim.system.result import NodeTimeline, RunResult
 
 COMM_TYPES = (NodeType.COMM_COLL_NODE, NodeType.COMM_SEND_NODE, NodeType.COMM_RECV_NODE)
@@ -39,6 +46,8 @@ class RankBreakdown:
     memory_s: float
     cpu_s: float
     idle_s: float
+    step: dict[str, float] = field(default_factory=dict)
+    step_from: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -85,14 +94,38 @@ def breakdown_dataframe(rows: list[RankBreakdown]) -> Any:
     return pd.DataFrame([b.to_dict() for b in rows])
 
 
-def breakdown(result: RunResult) -> list[RankBreakdown]:
-    """Per-rank breakdowns, ranks with identical numbers folded into one entry."""
+def breakdown(result: RunResult, roles: Sequence[NodeRoles | None] | None = None) -> list[RankBreakdown]:
+    """Per-rank breakdowns, ranks with identical numbers folded into one entry. ``roles``: per
+    rank, what a generator knows of each node (``step_breakdown.roles_of``), for the step
+    breakdown's role categories; None for a workload read from files."""
+    steps = step_breakdown(result.timelines, result.makespan_s, roles)
+    step_from = "roles" if roles is not None and all(r is not None for r in roles) else "graph"
     classes: dict[tuple[Any, ...], RankBreakdown] = {}
-    for r, timeline in zip(result.ranks, result.timelines, strict=True):
+    same = _SameTimeline()
+    for r, timeline, step in zip(result.ranks, result.timelines, steps, strict=True):
         # ranks that ran the same graph at the same times have the same breakdown
-        key = (timeline.graph.ids.tobytes(), timeline.graph.types.tobytes(), r.finish_s, tuple(timeline.start_ns), tuple(timeline.end_ns))
+        key = (same.id(timeline), r.finish_s, tuple(step.values()))
         if key in classes:
             classes[key].ranks.append(r.rank)
         else:
-            classes[key] = rank_breakdown(r.rank, r.finish_s, timeline)
+            row = classes[key] = rank_breakdown(r.rank, r.finish_s, timeline)
+            row.step, row.step_from = step, step_from
     return list(classes.values())
+
+
+class _SameTimeline:
+    """A small id per distinct (graph structure, issue times, completion times) of a timeline,
+    its content compared once per set of lists (ranks derived from one share them)."""
+
+    def __init__(self) -> None:
+        self._by_lists: dict[tuple[int, int, int, int], int] = {}
+        self._by_content: dict[tuple[Any, ...], int] = {}
+
+    def id(self, timeline: NodeTimeline) -> int:
+        g = timeline.graph
+        lists = (id(g.ids), id(g.types), id(timeline.start_ns), id(timeline.end_ns))
+        got = self._by_lists.get(lists)
+        if got is None:
+            content = (g.ids.tobytes(), g.types.tobytes(), tuple(timeline.start_ns), tuple(timeline.end_ns))
+            got = self._by_lists[lists] = self._by_content.setdefault(content, len(self._by_content))
+        return got

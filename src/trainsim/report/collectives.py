@@ -8,11 +8,14 @@ nodes the ranks ran. Times in seconds, sizes in bytes.
 In a result document (``trainsim run --json``) the rows are written as columns
 (:func:`collective_table`: one list per field, ``rows`` and ``records`` counts), which keeps a
 step of hundreds of thousands of collectives to a few MB; :func:`rows_of` reads them back, and
-also the list of row objects earlier versions wrote.
+also the list of row objects earlier versions wrote. A replica slice's rows are those
+of the ranks that ran, each counting the ranks that repeat it on their own groups
+(:func:`weighted_records`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from trainsim.config.types import NetworkSpec
@@ -31,20 +34,22 @@ def collective_rows(result: Any, network: NetworkSpec | None = None) -> list[dic
     """Rows for the report, every record of the run in one; with ``network``, nccl-tests'
     algorithm and bus bandwidth (GB/s, 1e9 B/s) and the ratio of bus bandwidth to the rank's
     injection bound."""
-    records, weight = result.collectives, 1
     if isinstance(result.collectives, UniformRecords):  # every rank as the representative
-        records, weight = result.collectives.records, result.collectives.npus
+        npus = result.collectives.npus
+        records: Iterable[tuple[Any, int]] = ((rec, npus) for rec in result.collectives.records)
+    else:
+        records = weighted_records(result.collectives)
     rows: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for rec in records:
+    for rec, count in records:
         key = (rec.node_id, rec.comm_type, rec.size, rec.group, rec.start_ns, rec.end_ns, tuple(rec.dim_bytes))
         row = rows.get(key)
         if row is not None:
-            row["ranks"] += weight
+            row["ranks"] += count
             continue
         name = CommType(rec.comm_type).name.lower() if rec.comm_type in CommType._value2member_map_ else str(rec.comm_type)
         rows[key] = {
             "rank": rec.rank,
-            "ranks": weight,
+            "ranks": count,
             "node_id": rec.node_id,
             "type": name,
             "size_bytes": rec.size,
@@ -88,6 +93,15 @@ def rows_of(section: Any, *, file: str | None = None) -> list[dict[str, Any]]:
         file=file,
         field="collectives",
     )
+
+
+def weighted_records(records: Sequence[Any]) -> Iterator[tuple[Any, int]]:
+    """``(record, ranks)`` pairs: each record once (``ranks`` 1), or, when the sequence can
+    list the records of the ranks that ran with how many ranks repeat each (``represented``:
+    a replica slice's, ``system/symmetry/replica_result.py``), those: the repeating ranks run
+    the same collective at the same times on their own groups."""
+    represented = getattr(records, "represented", None)
+    return represented() if represented is not None else ((rec, 1) for rec in records)
 
 
 def _bandwidth(record: Any, network: NetworkSpec | None) -> dict[str, float | None]:

@@ -11,6 +11,13 @@ from typing import Any
 
 from trainsim.report import plots
 from trainsim.report.collectives import rows_of
+from trainsim.report.step_breakdown import (
+    DEFINITIONS,
+    GRAPH_P2P_DEFINITION,
+    GROUP_DEFINITION,
+    label,
+    step_mean,
+)
 from trainsim.units import human_time
 
 STYLE = """
@@ -23,6 +30,18 @@ th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}img{max-widt
 
 
 SHOWN_COLLECTIVES = 200  # rows of the collectives table on the page
+UTILIZATION_NOTE = (
+    "Utilization: the bytes every rank injected into the dimension in a time bucket (a collective's bytes spread over "
+    "its duration, a send's over its own), divided by every NPU's injection bandwidth into the dimension times the "
+    "bucket: a machine-wide figure over time, 100% when every NPU sends into the dimension at full rate."
+)
+BOUND_NOTE = (
+    "Of bound: one collective's bus bandwidth (nccl-tests' busbw, over its whole duration on the rank: from the rank's "
+    "issue, so including waiting for the group's other members, per-step latencies and endpoint delays) divided by "
+    "the rank's injection bandwidth into the dimensions it used. It is not the utilization above: a collective whose "
+    "links run full while it transfers still reports below 100% for the time it spends not transferring, and "
+    "utilization averages over every NPU and over time, busy or not."
+)
 
 
 def write_report(document: dict[str, Any], out_dir: str | Path) -> Path:
@@ -40,19 +59,26 @@ def write_report(document: dict[str, Any], out_dir: str | Path) -> Path:
         "<h1>trainsim report</h1>",
         f"<p>makespan <b>{human_time(document['makespan_s'])}</b> over {len(document['ranks'])} ranks; "
         f"{document.get('events', 0):,} events.</p>",
-        "<h2>Breakdown</h2>",
+        *_step_section(document.get("breakdown", []), document["makespan_s"]),
+        "<h2>Busy time per lane</h2>",
         _breakdown_table(document.get("breakdown", [])),
-        "<p class='muted'>exposed communication = finish minus summed GPU compute (ASTRA-sim's definition); "
-        "idle = time with nothing in flight (waiting on a peer or a pipeline bubble).</p>",
+        "<p class='muted'>Unions of what is in flight on each lane, overlapping one another: communication counts every "
+        "collective, send and receive in flight, including receives posted long before their data comes (a pipeline "
+        "stage's), so it is not the time lost to communication (the table above is); exposed comm = finish minus "
+        "summed GPU compute (ASTRA-sim's definition); idle = time with nothing in flight.</p>",
     ]
+    notes = {"Network utilization per dimension": UTILIZATION_NOTE}
     for title, path in figures:
         if path is None:
             continue
         data = base64.b64encode(path.read_bytes()).decode()
         parts.append(f"<h2>{html.escape(title)}</h2><img alt='{html.escape(title)}' src='data:image/png;base64,{data}'>")
+        if title in notes:
+            parts.append(f"<p class='muted'>{html.escape(notes[title])}</p>")
     collectives = rows_of(document.get("collectives"))
     if collectives:
         parts.append("<h2>Collectives</h2>" + _collectives_table(collectives))
+        parts.append(f"<p class='muted'>{html.escape(BOUND_NOTE)}</p>")
     if document.get("inputs"):
         parts.append("<h2>Inputs</h2><pre>" + html.escape(json.dumps(document["inputs"], indent=1)) + "</pre>")
     parts.append("</body></html>")
@@ -67,14 +93,52 @@ def _table(headers: list[str], rows: list[list[str]]) -> str:
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
+def _step_section(rows: list[dict[str, Any]], step_s: float) -> list[str]:
+    """Where the step goes (``report/step_breakdown.py``): a row per class of ranks and the
+    step's mean over ranks, with the definitions of the categories shown."""
+    rows = [r for r in rows if r.get("step")]
+    if not rows:
+        return []
+    keys = list(rows[0]["step"])
+    body = [[_ranks_label(r["ranks"])] + [human_time(r["step"].get(k, 0.0)) for k in keys] for r in rows]
+    mean = step_mean([r["step"] for r in rows], [len(r["ranks"]) for r in rows])
+    body.append(["step (mean over ranks)"] + [f"{human_time(mean[k])} ({mean[k] / step_s:.1%})" if step_s > 0 else "-" for k in keys])
+    from_roles = rows[0].get("step_from") == "roles"
+    source = (
+        "Categories from the generator's roles of each node (tensor-parallel, data-parallel, pipeline; recomputation)."
+        if from_roles
+        else "This workload was read from files: its nodes carry no roles, so the categories are those the graph alone "
+        "tells (compute, exposed communication per communicator group, p2p wait, idle); recomputation counts as compute "
+        "and a pipeline bubble as p2p wait."
+    )
+    defs = []
+    for k in keys:
+        if k.startswith("comm["):
+            continue
+        text = GRAPH_P2P_DEFINITION if k == "p2p_wait" and not from_roles else DEFINITIONS.get(k, "")
+        defs.append(f"<li><b>{html.escape(label(k))}</b>: {html.escape(text)}</li>")
+    if any(k.startswith("comm[") for k in keys):
+        defs.append(f"<li>{html.escape(GROUP_DEFINITION)}</li>")
+    return [
+        "<h2>Where the step goes</h2>",
+        f"<p>Every instant of the step on a rank goes to one category, the first of this list with something in flight; "
+        f"the categories of a rank sum to the step ({html.escape(human_time(step_s))}). Communication is counted where "
+        f"it is exposed on the rank's own timeline. {html.escape(source)}</p>",
+        _table(["ranks"] + [label(k) for k in keys], body),
+        "<ul class='muted'>" + "".join(defs) + "</ul>",
+    ]
+
+
+def _ranks_label(ranks: list[int]) -> str:
+    return str(ranks[0]) if len(ranks) == 1 else f"{ranks[0]}.. ({len(ranks)} ranks)"
+
+
 def _breakdown_table(rows: list[dict[str, Any]]) -> str:
     keys = ["finish_s", "compute_s", "comm_s", "overlap_s", "exposed_comm_s", "memory_s", "idle_s"]
     headers = ["ranks", "finish", "compute", "communication", "overlap", "exposed comm", "memory", "idle"]
     body = []
     for r in rows:
-        ranks = r["ranks"]
-        label = str(ranks[0]) if len(ranks) == 1 else f"{ranks[0]}.. ({len(ranks)} ranks)"
-        body.append([label] + [human_time(r[k]) for k in keys])
+        body.append([_ranks_label(r["ranks"])] + [human_time(r[k]) for k in keys])
     return _table(headers, body)
 
 

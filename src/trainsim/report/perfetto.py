@@ -28,15 +28,31 @@ _LANE_OF_TYPE = {
     NodeType.MEM_STORE_NODE: "memory",
 }
 
+_TYPES = {int(t): t for t in NodeType}
+_COMM = (NodeType.COMM_COLL_NODE, NodeType.COMM_SEND_NODE, NodeType.COMM_RECV_NODE)
+
 
 def _rank_classes(result: RunResult, expand: bool) -> list[tuple[list[int], NodeTimeline]]:
     if expand:
         return [([r.rank], t) for r, t in zip(result.ranks, result.timelines, strict=True)]
     classes: dict[tuple[Any, ...], tuple[list[int], NodeTimeline]] = {}
+    by_lists: dict[tuple[int, ...], tuple[Any, ...]] = {}  # ranks derived from one share its lists
     for r, t in zip(result.ranks, result.timelines, strict=True):
-        key = (t.graph.ids.tobytes(), t.graph.types.tobytes(), tuple(t.start_ns), tuple(t.end_ns))
+        lists = (id(t.graph.ids), id(t.graph.types), id(t.start_ns), id(t.end_ns))
+        key = by_lists.get(lists)
+        if key is None:
+            key = by_lists[lists] = (t.graph.ids.tobytes(), t.graph.types.tobytes(), tuple(t.start_ns), tuple(t.end_ns))
         classes.setdefault(key, ([], t))[0].append(r.rank)
     return list(classes.values())
+
+
+def _chunk_spans(records: Sequence[Any], ranks: set[int]) -> dict[tuple[int, int], list[list[float]]]:
+    """``(rank, node id) -> chunk spans`` of the collectives of ``ranks`` (the ranks a trace
+    shows); records that can list one rank's (``of_rank``, a derived result's) are not all
+    made."""
+    of_rank = getattr(records, "of_rank", None)
+    source = (rec for rank in sorted(ranks) for rec in of_rank(rank)) if of_rank is not None else records
+    return {(rec.rank, rec.node_id): rec.chunk_spans for rec in source if rec.rank in ranks and getattr(rec, "chunk_spans", None)}
 
 
 def _label(ranks: Sequence[int]) -> str:
@@ -53,25 +69,26 @@ def trace_events(
 ) -> list[dict[str, Any]]:
     """The ``traceEvents`` list. ``counters`` maps a series name to (time_s, value) points."""
     events: list[dict[str, Any]] = []
-    chunks = {(rec.rank, rec.node_id): rec.chunk_spans for rec in result.collectives if getattr(rec, "chunk_spans", None)}
-    for pid, (ranks, timeline) in enumerate(_rank_classes(result, expand)):
+    classes = _rank_classes(result, expand)
+    chunks = _chunk_spans(result.collectives, {ranks[0] for ranks, _ in classes})
+    for pid, (ranks, timeline) in enumerate(classes):
         events.append({"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": _label(ranks)}})
         events.append({"ph": "M", "name": "process_sort_index", "pid": pid, "tid": 0, "args": {"sort_index": pid}})
         for lane, tid in LANES.items():
             events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": {"name": lane}})
         g = timeline.graph
-        types = g.types.tolist()
+        types, cpu, ids, sizes = g.types.tolist(), g.is_cpu_op.tolist(), g.ids.tolist(), g.comm_size.tolist()
         for pos, (start, end) in enumerate(zip(timeline.start_ns, timeline.end_ns, strict=True)):
             if end < 0:
                 continue
-            node_type = NodeType(types[pos]) if types[pos] in NodeType._value2member_map_ else None
-            lane = "cpu" if bool(g.is_cpu_op[pos]) else _LANE_OF_TYPE.get(node_type, "compute")  # type: ignore[arg-type]
-            args: dict[str, Any] = {"node_id": int(g.ids[pos]), "type": node_type.name if node_type else types[pos]}
-            if node_type in (NodeType.COMM_COLL_NODE, NodeType.COMM_SEND_NODE, NodeType.COMM_RECV_NODE):
-                args["bytes"] = int(g.comm_size[pos])
+            node_type = _TYPES.get(types[pos])
+            lane = "cpu" if cpu[pos] else _LANE_OF_TYPE.get(node_type, "compute")  # type: ignore[arg-type]
+            args: dict[str, Any] = {"node_id": ids[pos], "type": node_type.name if node_type else types[pos]}
+            if node_type in _COMM:
+                args["bytes"] = sizes[pos]
             if node_type == NodeType.COMM_COLL_NODE:
                 # the collective's chunks, nested inside its slice on the same lane
-                for c, (c_start, c_end) in enumerate(chunks.get((ranks[0], int(g.ids[pos])), [])):
+                for c, (c_start, c_end) in enumerate(chunks.get((ranks[0], ids[pos]), [])):
                     events.append({"ph": "X", "name": f"chunk {c}", "cat": "chunk", "pid": pid, "tid": LANES[lane], "ts": c_start / 1e3, "dur": max(0.0, c_end - c_start) / 1e3, "args": {"chunk": c}})
             events.append(
                 {

@@ -15,25 +15,35 @@ from trainsim.units import human_time  # noqa: E402
 
 
 def breakdown_bars(document: dict[str, Any], out: Path) -> Path:
-    """Stacked bars of each rank class: compute only, overlap, exposed communication, idle."""
+    """Stacked bars of each rank class: the step breakdown's categories
+    (``report/step_breakdown.py``) when the document has them, else compute only, overlap,
+    exposed communication and idle."""
+    from trainsim.report.step_breakdown import label
+
     rows = document.get("breakdown", [])
     labels = [_ranks_label(r["ranks"]) for r in rows]
-    scale, unit = _time_scale(max((r["finish_s"] for r in rows), default=0.0))
-    fig, ax = plt.subplots(figsize=(max(5.0, 0.6 * len(rows) + 3), 4))
+    stepped = bool(rows) and all(r.get("step") for r in rows)
+    top = max((sum(r["step"].values()) if stepped else r["finish_s"] for r in rows), default=0.0)
+    scale, unit = _time_scale(top)
+    fig, ax = plt.subplots(figsize=(max(6.5, 0.6 * len(rows) + 4.5), 4))
     bottom = [0.0] * len(rows)
-    series = {
-        "compute only": [r["compute_s"] - r["overlap_s"] for r in rows],
-        "compute + comm overlap": [r["overlap_s"] for r in rows],
-        "exposed communication": [max(0.0, r["exposed_comm_s"] - r["idle_s"]) for r in rows],
-        "idle": [r["idle_s"] for r in rows],
-    }
+    if stepped:
+        keys = [k for k in rows[0]["step"] if any(r["step"].get(k, 0.0) > 0 for r in rows)]
+        series = {label(k): [r["step"].get(k, 0.0) for r in rows] for k in keys}
+    else:
+        series = {
+            "compute only": [r["compute_s"] - r["overlap_s"] for r in rows],
+            "compute + comm overlap": [r["overlap_s"] for r in rows],
+            "exposed communication": [max(0.0, r["exposed_comm_s"] - r["idle_s"]) for r in rows],
+            "idle": [r["idle_s"] for r in rows],
+        }
     for name, values in series.items():
         scaled = [v / scale for v in values]
         ax.bar(labels, scaled, bottom=bottom, label=name)
         bottom = [b + v for b, v in zip(bottom, scaled, strict=True)]
     ax.set_ylabel(f"time ({unit})")
-    ax.set_title("Where the time goes, per class of identical ranks")
-    ax.legend(fontsize=8)
+    ax.set_title(("Where the step goes" if stepped else "Where the time goes") + ", per class of identical ranks")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     plt.setp(ax.get_xticklabels(), rotation=20, ha="right", fontsize=8)
     fig.tight_layout()
     fig.savefig(out, dpi=110)

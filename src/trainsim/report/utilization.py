@@ -17,6 +17,7 @@ import numpy as np
 
 from trainsim.config.types import NetworkSpec
 from trainsim.enums import NodeType
+from trainsim.report.collectives import weighted_records
 from trainsim.topology import MultiDimTopology
 
 
@@ -78,12 +79,13 @@ def _carried(start: np.ndarray, end: np.ndarray, rate: np.ndarray, at: np.ndarra
 
 def transfers_of(result: Any, topology: MultiDimTopology) -> list[tuple[float, float, int, int]]:
     """(start ns, end ns, dim, bytes) of what every rank injected: each collective's bytes per
-    dimension over the collective's interval, and every SEND over its interval."""
+    dimension over the collective's interval (times the ranks that repeat it, for a replica
+    slice's records: ``collectives.weighted_records``), and every SEND over its interval."""
     out: list[tuple[float, float, int, int]] = []
-    for rec in result.collectives:
+    for rec, count in weighted_records(result.collectives):
         for dim, nbytes in enumerate(rec.dim_bytes):
             if nbytes:
-                out.append((rec.start_ns, rec.end_ns, dim, nbytes))
+                out.append((rec.start_ns, rec.end_ns, dim, nbytes * count))
     for rank, timeline in enumerate(result.timelines):
         g = timeline.graph
         for pos in np.flatnonzero(g.types == NodeType.COMM_SEND_NODE).tolist():

@@ -72,3 +72,30 @@ def test_tp_groups_follow_megatron_order():
 def test_tp_must_divide_heads():
     with pytest.raises(InfeasibleError, match="TP=3 does not divide 16 heads"):
         generate(toy(), Parallelism(tp=3, micro_batch=1))
+
+
+@pytest.mark.parametrize("granularity", ["block", "op"])
+def test_recomputation_seconds_per_node(granularity):
+    """node_recompute_s holds the seconds of recomputation inside each compute node: all the
+    extra compute that full or selective recomputation adds to the step, and nothing else."""
+    import numpy as np
+
+    from trainsim.compute import OperatorTimer
+    from trainsim.enums import NodeType
+
+    spec = toy(layers=4)
+    steps = {}
+    for rc in ("none", "selective", "full"):
+        w = generate(spec, Parallelism(tp=2, pp=2, micro_batch=1, global_batch=4, recompute=rc, granularity=granularity), OperatorTimer("A100"))
+        steps[rc] = w
+        for stage, recompute in enumerate(w.node_recompute_s):
+            g = w.graphs[w.stage_of_rank.index(stage)]
+            assert recompute.shape == (len(g),)
+            assert np.all(recompute[g.types != NodeType.COMP_NODE] == 0)
+            assert np.all(recompute <= g.duration_s + 1e-15)
+    for rc in ("selective", "full"):
+        for stage in range(2):
+            extra = steps[rc].info["compute_s_per_stage"][stage] - steps["none"].info["compute_s_per_stage"][stage]
+            assert float(np.sum(steps[rc].node_recompute_s[stage])) == pytest.approx(extra, rel=1e-9)
+            assert extra > 0
+    assert not any(np.any(r) for r in steps["none"].node_recompute_s)

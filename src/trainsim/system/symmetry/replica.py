@@ -32,14 +32,16 @@ only compute and cross-replica collectives follow the first cross-replica collec
 
 Reported per rank: ``ReplicaResult.run`` counts the stand-in nodes as compute;
 :meth:`ReplicaResult.rank_results` moves them back to communication (they hold the rank's
-communication slot, not its GPU). :func:`simulate_generated` picks the slice when it applies
-and every rank otherwise. Times in seconds.
+communication slot, not its GPU); :meth:`ReplicaResult.world_result` is every rank's
+``RunResult``, derived (``replica_result.py``). :func:`simulate_generated` picks the slice when
+it applies and every rank otherwise. Times in seconds.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -72,6 +74,10 @@ class ReplicaResult:
     events: int = 0
     mirror_of: dict[int, int] = field(default_factory=dict)
     """Replica-0 ranks that were not run because they behave as another (:func:`tensor_mirrors`)."""
+    positions: list[np.ndarray] = field(default_factory=list, repr=False)
+    """Per pipeline stage, the positions of its cross-replica collectives."""
+    sync_records: list[list[Any]] = field(default_factory=list, repr=False)
+    """Per rank (every rank), its records of the cross-replica collectives run alone."""
 
     def rank_results(self) -> list[RankResult]:
         """Replica 0's ranks as the full run reports them: each stand-in's time (the rank's
@@ -87,6 +93,14 @@ class ReplicaResult:
             out.append(replace(r, compute_s=compute, comm_s=r.comm_s + held, exposed_comm_s=max(0.0, r.finish_s - compute)))
         return out
 
+    def world_result(self, workload: GeneratedWorkload) -> RunResult:
+        """Every rank's result, timeline and collective records, as a run of every rank
+        reports them: the ranks that did not run (mirrors, other replicas) with the times of
+        the rank they repeat (``replica_result.world_result``)."""
+        from trainsim.system.symmetry.replica_result import world_result
+
+        return world_result(self, workload, self.positions, self.sync_records)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "makespan_s": self.makespan_s,
@@ -94,6 +108,33 @@ class ReplicaResult:
             "events": self.events,
             "wall_s": dict(self.wall_s),
         }
+
+
+Progress = Callable[[float, int, int], None]
+"""``progress(simulated_ns, nodes_done, nodes_total)``, as ``Executor.run`` calls it."""
+
+
+class _Overall:
+    """One progress report over several simulations: the nodes of the finished ones plus the
+    running one's, of every node still to simulate (``total`` is lowered once mirrors are
+    known; ``done`` never goes back)."""
+
+    def __init__(self, report: Progress | None, total: int) -> None:
+        self.report = report
+        self.total = total
+        self.done = 0
+
+    def during(self) -> Progress | None:
+        """The callback for the next simulation (None when nobody listens)."""
+        if self.report is None:
+            return None
+        report, base = self.report, self.done
+        return lambda now_ns, done, _total: report(now_ns, min(base + done, self.total), self.total)
+
+    def finished(self, now_ns: float, nodes: int) -> None:
+        self.done += nodes
+        if self.report is not None:
+            self.report(now_ns, min(self.done, self.total), self.total)
 
 
 def _check(workload: GeneratedWorkload, backend: str) -> None:
@@ -132,10 +173,14 @@ def _cross_positions(workload: GeneratedWorkload, stage: int) -> np.ndarray:
     return pos
 
 
-def _sync_times(platform: Platform, workload: GeneratedWorkload, positions: list[np.ndarray], backend: str) -> list[list[float]]:
-    """``T[rank][k]``: seconds of rank's ``k``-th cross-replica collective, run alone."""
+def _sync_times(
+    platform: Platform, workload: GeneratedWorkload, positions: list[np.ndarray], backend: str, overall: _Overall
+) -> tuple[list[list[float]], list[list[Any]]]:
+    """``T[rank][k]``: seconds of rank's ``k``-th cross-replica collective, run alone; and the
+    rank's record of it (times from 0)."""
     world = len(workload.graphs)
     times: list[list[float]] = [[] for _ in range(world)]
+    records: list[list[Any]] = [[] for _ in range(world)]
     rounds = max((p.size for p in positions), default=0)
     empty = GraphBuilder(source="replica-slice: idle").build()
     for k in range(rounds):
@@ -157,11 +202,19 @@ def _sync_times(platform: Platform, workload: GeneratedWorkload, positions: list
                 involved_dim=g.involved_dim.get(p),
             )
             graphs.append(b.build())
-        result = simulate(platform, graphs, backend=backend)
+        result = simulate(platform, graphs, backend=backend, progress=overall.during())
+        of_rank = {rec.rank: rec for rec in result.collectives}
         for rank in range(world):
             if k < positions[workload.stage_of_rank[rank]].size:
                 times[rank].append(result.ranks[rank].finish_s)
-    return times
+                records[rank].append(of_rank[rank])
+        overall.finished(result.makespan_s * 1e9, sum(len(g) for g in graphs))
+    return times, records
+
+
+def _sync_nodes(workload: GeneratedWorkload, positions: list[np.ndarray]) -> int:
+    """Nodes of the cross-replica runs: one per rank and cross-replica collective."""
+    return sum(positions[stage].size for stage in workload.stage_of_rank)
 
 
 def _stand_in_template(graph: WorkloadGraph, pos: np.ndarray) -> WorkloadGraph:
@@ -191,18 +244,22 @@ def simulate_replica(
     *,
     backend: str = DEFAULT_BACKEND,
     mirror: bool = True,
+    progress: Progress | None = None,
 ) -> ReplicaResult:
     """One training step of ``workload`` on ``platform`` (the full platform, with the workload's
     communicator groups: :meth:`GeneratedWorkload.platform`), simulating data-parallel
     replica 0 and the cross-replica collectives separately. Equal to
     ``simulate(platform, workload.graphs).makespan_s`` under the preconditions of this module.
     With ``mirror``, the tensor-parallel peers of a stage's first rank run as its mirrors
-    (:func:`tensor_mirrors`) when they provably behave as it."""
+    (:func:`tensor_mirrors`) when they provably behave as it. ``progress`` hears of every
+    simulation as one: nodes done of all to simulate."""
     _check(workload, backend)
     stages = max(workload.stage_of_rank) + 1
     positions = [_cross_positions(workload, s) for s in range(stages)]
+    replica_nodes = sum(len(g) for g, replica in zip(workload.graphs, workload.replica_of_rank, strict=True) if replica == 0)
+    overall = _Overall(progress, _sync_nodes(workload, positions) + replica_nodes)
     t0 = time.perf_counter()
-    sync = _sync_times(platform, workload, positions, backend)
+    sync, sync_records = _sync_times(platform, workload, positions, backend, overall)
     t1 = time.perf_counter()
     empty = GraphBuilder(source="replica-slice: other replica").build()
     templates: dict[int, WorkloadGraph] = {}  # id(ids array) -> stand-in template
@@ -228,8 +285,10 @@ def simulate_replica(
     mirrors = tensor_mirrors(platform, workload, graphs, replica0) if mirror else {}
     for ms in mirrors.values():
         for m in ms:
+            overall.total -= len(graphs[m])
             graphs[m] = empty
-    run = simulate(platform, graphs, backend=backend, mirrors=mirrors or None)
+    run = simulate(platform, graphs, backend=backend, mirrors=mirrors or None, progress=overall.during())
+    overall.finished(run.makespan_s * 1e9, sum(len(g) for g in graphs))
     t2 = time.perf_counter()
     return ReplicaResult(
         makespan_s=run.makespan_s,
@@ -239,6 +298,8 @@ def simulate_replica(
         wall_s={"sync": t1 - t0, "replica": t2 - t1},
         events=run.events,
         mirror_of={m: rep for rep, ms in mirrors.items() for m in ms},
+        positions=positions,
+        sync_records=sync_records,
     )
 
 
@@ -362,32 +423,46 @@ def _mirrors_rank(
 
 @dataclass
 class GeneratedRun:
-    """One step of a generated workload. ``ranks``: per-rank results (every rank, or
-    data-parallel replica 0's ranks, which the other replicas repeat up to renaming);
-    ``ranks_simulated`` of them ran their graphs (a slice runs one rank per pipeline stage when
-    its tensor-parallel peers mirror it); ``mode`` says which, ``why_every_rank`` why a slice
-    was not taken ("" when it was or was not asked for). ``wall_s``: seconds the simulation
-    took."""
+    """One step of a generated workload. ``result``: every rank's result, timeline and
+    collective records, as ``simulate`` gives them (in a slice, the ranks that did not run
+    repeat the rank they mirror: :meth:`ReplicaResult.world_result`); ``ranks_simulated`` of
+    the ranks ran their graphs (a slice runs one rank per pipeline stage when its
+    tensor-parallel peers mirror it); ``mode`` says which, ``why_every_rank`` why a slice was
+    not taken ("" when it was or was not asked for). ``wall_s``: seconds the simulation
+    took; ``replica_ranks``: in a slice, the ranks of the replica that ran (0 otherwise)."""
 
-    makespan_s: float
-    ranks: list[RankResult]
+    result: RunResult
     mode: str
     why_every_rank: str
-    events: int
     wall_s: float
-    world: int
     ranks_simulated: int
+    replica_ranks: int = 0
+
+    @property
+    def makespan_s(self) -> float:
+        return self.result.makespan_s
+
+    @property
+    def ranks(self) -> Sequence[RankResult]:
+        return self.result.ranks
+
+    @property
+    def events(self) -> int:
+        return self.result.events
+
+    @property
+    def world(self) -> int:
+        return len(self.result.ranks)
 
     def to_dict(self) -> dict[str, Any]:
+        """How the step was simulated (``result.to_dict()`` holds the times)."""
         return {
-            "makespan_s": self.makespan_s,
             "mode": self.mode,
             "why_every_rank": self.why_every_rank,
             "ranks_simulated": self.ranks_simulated,
             "world": self.world,
             "events": self.events,
             "wall_s": self.wall_s,
-            "ranks": [asdict(r) for r in self.ranks],
         }
 
 
@@ -397,13 +472,14 @@ def simulate_generated(
     *,
     backend: str = DEFAULT_BACKEND,
     replica_slice: bool = True,
+    progress: Progress | None = None,
 ) -> GeneratedRun:
     """One training step of ``workload`` on ``platform`` (its communicator groups are added
     here): a replica slice when ``replica_slice`` and the slice's preconditions hold (the
     reason is kept when they do not), else every rank; a layered model, whose collectives all
-    span every rank, runs every rank with no reason to give."""
+    span every rank, runs every rank with no reason to give. ``progress(simulated_ns,
+    nodes_done, nodes_total)`` hears of the step's simulations as one."""
     platform = workload.platform(platform)
-    world = len(workload.graphs)
     t0 = time.perf_counter()
     why = ""
     # a layered model (no group roles) has only collectives over every rank: nothing to slice,
@@ -411,14 +487,12 @@ def simulate_generated(
     if replica_slice and workload.node_roles:
         try:
             _check(workload, backend)
-            sliced = simulate_replica(platform, workload, backend=backend)
+            sliced = simulate_replica(platform, workload, backend=backend, progress=progress)
         except ConfigError as exc:
             why = str(exc)
         else:
-            return GeneratedRun(
-                sliced.makespan_s, sliced.rank_results(), "replica slice", "", sliced.events,
-                time.perf_counter() - t0, world, sliced.ranks_simulated,
-            )
-    full = simulate(platform, workload.graphs, backend=backend)
-    ranks = list(full.ranks)
-    return GeneratedRun(full.makespan_s, ranks, "every rank", why, full.events, time.perf_counter() - t0, world, len(ranks))
+            result = sliced.world_result(workload)
+            return GeneratedRun(result, "replica slice", "", time.perf_counter() - t0, sliced.ranks_simulated, len(sliced.sync_s))
+    full = simulate(platform, workload.graphs, backend=backend, progress=progress)
+    full.info.update(mode="every rank", ranks_simulated=len(full.ranks), world=len(full.ranks))
+    return GeneratedRun(full, "every rank", why, time.perf_counter() - t0, len(full.ranks))

@@ -47,7 +47,9 @@ class GeneratedWorkload:
     ``replica_of_rank`` is each rank's data-parallel index and ``node_roles`` the group role
     of every node of each stage's graph (codes of ``emitter.ROLE_CODES``; 0 for non-collectives
     and all-rank groups), which :func:`trainsim.system.symmetry.replica.simulate_replica` uses to
-    simulate one data-parallel replica."""
+    simulate one data-parallel replica; ``node_recompute_s`` the seconds of recomputation in
+    each node of each stage's graph (part of a compute node's duration, 0 elsewhere), which the
+    step breakdown (``report/step_breakdown.py``) tells apart from compute."""
 
     graphs: list[WorkloadGraph]
     comm_groups: dict[str, list[int]]
@@ -58,6 +60,7 @@ class GeneratedWorkload:
     replica_of_rank: list[int] = field(default_factory=list)
     node_roles: list[np.ndarray] = field(default_factory=list)
     parallelism: Parallelism | None = None
+    node_recompute_s: list[np.ndarray] = field(default_factory=list)
 
     def platform(self, platform: Platform) -> Platform:
         """``platform`` with this workload's communicator groups added (ids as decimal strings,
@@ -172,6 +175,7 @@ def generate(
         [int(x) for x in layout.dp_index.tolist()],
         [t.roles for t in templates],
         par,
+        [t.recompute_s for t in templates],
     )
 
 

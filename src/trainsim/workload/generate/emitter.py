@@ -27,6 +27,7 @@ PREV = -10  # peer code: the previous pipeline stage (cyclic)
 NEXT = -11  # peer code: the next pipeline stage (cyclic)
 ROLE_CODES = {"": 0, "tp": 1, "dp": 2, "ep": 3, "edp": 4, "emb": 5}
 ROLE_NAMES = tuple(ROLE_CODES)
+RECOMPUTE_PREFIX = "recompute."  # name prefix of the ops that recompute activations
 
 
 class Emitter:
@@ -39,8 +40,9 @@ class Emitter:
         self.next_id = 0
         self.tail: int | None = None
         self.roles: list[int] = []
+        self.recompute: list[float] = []  # seconds of recomputation in each node (ops named recompute.*)
         self._op_time: dict[Op, float] = {}
-        self._totals_cache: dict[int, tuple[tuple[Op, ...], tuple[float, float, int]]] = {}
+        self._totals_cache: dict[int, tuple[tuple[Op, ...], tuple[float, float, int, float]]] = {}
         self.compute_s = 0.0
 
     def _id(self) -> int:
@@ -61,19 +63,24 @@ class Emitter:
         deps += [d for d in extra if d is not None and d not in deps]
         return deps
 
-    def _totals(self, ops: tuple[Op, ...]) -> tuple[float, float, int]:
-        """(seconds, FLOPs, bytes) of a tuple of ops, cached by the tuple's identity (the
-        generators reuse one tuple per compiled step)."""
+    def _totals(self, ops: tuple[Op, ...]) -> tuple[float, float, int, float]:
+        """(seconds, FLOPs, bytes, seconds of recomputation) of a tuple of ops, cached by the
+        tuple's identity (the generators reuse one tuple per compiled step)."""
         hit = self._totals_cache.get(id(ops))
         if hit is None or hit[0] is not ops:
-            totals = (sum(self.op_time(op) for op in ops), float(sum(op.flops for op in ops)), int(sum(op.nbytes for op in ops)))
+            totals = (
+                sum(self.op_time(op) for op in ops),
+                float(sum(op.flops for op in ops)),
+                int(sum(op.nbytes for op in ops)),
+                sum(self.op_time(op) for op in ops if op.name.startswith(RECOMPUTE_PREFIX)),
+            )
             hit = (ops, totals)
             self._totals_cache[id(ops)] = hit
         return hit[1]
 
     def compute(self, name: str, ops: tuple[Op, ...], extra_deps: Sequence[int] = ()) -> int:
         """One COMP node for ``ops`` (durations summed), chained after ``tail``."""
-        dur, flops, nbytes = self._totals(ops)
+        dur, flops, nbytes, recompute = self._totals(ops)
         nid = self.builder.add(
             self._id(),
             NodeType.COMP_NODE,
@@ -84,6 +91,7 @@ class Emitter:
             data_deps=self._deps(extra_deps, True),
         )
         self.roles.append(0)
+        self.recompute.append(recompute)
         self.tail = nid
         self.compute_s += dur
         return nid
@@ -100,6 +108,7 @@ class Emitter:
             data_deps=self._deps(extra_deps, chained),
         )
         self.roles.append(ROLE_CODES[role])
+        self.recompute.append(0.0)
         if chained:
             self.tail = nid
         return nid
@@ -109,6 +118,7 @@ class Emitter:
             self._id(), NodeType.COMM_SEND_NODE, name, comm_size=int(size), comm_dst=peer, comm_tag=tag, data_deps=list(deps)
         )
         self.roles.append(0)
+        self.recompute.append(0.0)
         return nid
 
     def recv(self, name: str, size: int, peer: int, tag: int, deps: Sequence[int] = ()) -> int:
@@ -116,20 +126,24 @@ class Emitter:
             self._id(), NodeType.COMM_RECV_NODE, name, comm_size=int(size), comm_src=peer, comm_tag=tag, data_deps=list(deps)
         )
         self.roles.append(0)
+        self.recompute.append(0.0)
         return nid
 
     def build(self) -> Template:
         graph = self.builder.build()  # ids are emitted ascending, so positions = emission order
-        return Template(graph, np.asarray(self.roles, dtype=np.int8), self.compute_s)
+        return Template(graph, np.asarray(self.roles, dtype=np.int8), self.compute_s, np.asarray(self.recompute, dtype=float))
 
 
 class Template:
-    """A stage's graph with role placeholders; :func:`specialize` makes rank graphs of it."""
+    """A stage's graph with role placeholders; :func:`specialize` makes rank graphs of it.
+    ``roles``: each node's group role code; ``recompute_s``: seconds of recomputation in each
+    node (part of a compute node's duration; 0 elsewhere)."""
 
-    def __init__(self, graph: WorkloadGraph, roles: np.ndarray, compute_s: float) -> None:
+    def __init__(self, graph: WorkloadGraph, roles: np.ndarray, compute_s: float, recompute_s: np.ndarray | None = None) -> None:
         self.graph = graph
         self.roles = roles
         self.compute_s = compute_s
+        self.recompute_s = np.zeros(len(graph)) if recompute_s is None else recompute_s
         self.coll_positions = {code: np.flatnonzero(roles == code) for code in range(1, len(ROLE_NAMES)) if np.any(roles == code)}
         self._src_prev = graph.comm_src == PREV
         self._src_next = graph.comm_src == NEXT

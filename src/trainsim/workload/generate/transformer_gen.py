@@ -29,10 +29,10 @@ Sizes in bytes, times in seconds.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from trainsim.enums import CommType
-from trainsim.workload.generate.emitter import NEXT, PREV, Emitter, Template
+from trainsim.workload.generate.emitter import NEXT, PREV, RECOMPUTE_PREFIX, Emitter, Template
 from trainsim.workload.generate.parallel import Parallelism
 from trainsim.workload.generate.schedule import stage_schedule
 from trainsim.workload.models.ops import (
@@ -95,7 +95,7 @@ def _compile(items: Sequence[tuple[str, Item]], direction: str, selective: bool)
             else:
                 if selective and item.core and not recomputed_core:
                     core = [it for lb, it in items if lb == lab and isinstance(it, Op) and it.core]
-                    ops.extend(Op("recompute." + c.name, c.kind, c.flops, c.nbytes, c.shape) for c in core)
+                    ops.extend(Op(RECOMPUTE_PREFIX + c.name, c.kind, c.flops, c.nbytes, c.shape) for c in core)
                     recomputed_core = True
                 if not item.core:
                     recomputed_core = False
@@ -155,6 +155,11 @@ class TransformerGenerator:
         sel = par.recompute == "selective" and not spec.fused_attention
         block = [("L", it) for it in block_items(spec, self.shard)]
         self.block_fwd = _compile(block, "fwd", False)
+        # full recomputation's forward: the same steps, ops named as recomputation
+        self.block_recompute = [
+            CompStep(s.name, tuple(replace(op, name=RECOMPUTE_PREFIX + op.name) for op in s.ops)) if isinstance(s, CompStep) else s
+            for s in self.block_fwd
+        ]
         self.block_bwd = _compile(block, "bwd", sel)
         self.emb_fwd = _compile([("emb", it) for it in embedding_items(spec, self.shard)], "fwd", False)
         self.emb_bwd = _compile([("emb", it) for it in embedding_items(spec, self.shard)], "bwd", False)
@@ -219,7 +224,7 @@ class TransformerGenerator:
             for layer in reversed(layers):
                 steps.append(Marker("start", layer))
                 if recompute_full:
-                    steps += [_relabel(s, layer, "recompute") for s in self.block_fwd]
+                    steps += [_relabel(s, layer, "recompute") for s in self.block_recompute]
                 steps += [_relabel(s, layer) for s in self.block_bwd]
                 steps.append(Marker("done", layer))
             if gchunk == 0:
