@@ -1,6 +1,7 @@
 """The pydantic models of trainsim's native platform YAML (config layer; see ``platform.py``).
 
-Field names carry their units (DESIGN.md, "Units"): ``*_gbps`` is GB/s, ``*_ns`` nanoseconds,
+Field names carry their units (DESIGN.md, "Units"): ``*_gbps`` is GB/s (a number, or a string
+with its unit: ``"200 Gb/s"``, ``"2 TB/s"``), ``*_ns`` nanoseconds,
 ``*_tflops`` TFLOP/s. GB/s is decimal (1e9 B/s) unless the file says ``compat: astra``, in
 which case network ``bandwidth_gbps`` is ASTRA-sim's 2**30 B/s (memory bandwidths are decimal
 in ASTRA-sim too, so they do not change). Every model forbids unknown keys and coerces nothing
@@ -17,6 +18,7 @@ from typing import Annotated, Any, Literal
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     field_validator,
@@ -33,6 +35,38 @@ _MEM = RemoteMemorySpec()
 
 NonNeg = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+
+# A bandwidth with its unit, in bytes (B) or bits (b) per second, decimal prefixes
+_RATE_UNITS = {
+    f"{prefix}{kind}/s": scale * (1.0 if kind == "B" else 0.125) / 1e9
+    for prefix, scale in (("", 1.0), ("k", 1e3), ("K", 1e3), ("M", 1e6), ("G", 1e9), ("T", 1e12))
+    for kind in ("B", "b")
+}
+_RATE_UNITS.update({"Gbps": 0.125, "Mbps": 0.125e-3, "Tbps": 125.0})
+
+
+def _in_gbytes(value: Any) -> Any:
+    """``"200 Gb/s"`` -> 25.0, ``"1.6 TB/s"`` -> 1600.0 (GB/s, 1e9 B/s); numbers as they are
+    (already GB/s); anything else is left for the field's own check to refuse."""
+    if not isinstance(value, str):
+        return value
+    number, _, unit = value.strip().partition(" ")
+    factor = _RATE_UNITS.get(unit.strip())
+    try:
+        amount = float(number.replace("_", "").replace(",", ""))
+    except ValueError:
+        amount = None
+    if factor is None or amount is None:
+        raise ValueError(
+            f"got {value!r}; expected a number of GB/s or a bandwidth with its unit, e.g. "
+            "'200 Gb/s', '25 GB/s', '1.6 TB/s' (B: bytes, b: bits; decimal prefixes)"
+        )
+    return amount * factor
+
+
+GBps = Annotated[float, BeforeValidator(_in_gbytes), Field(gt=0, allow_inf_nan=False)]
+"""A bandwidth in GB/s (1e9 B/s): a number, or a string with its unit ('200 Gb/s')."""
+GBpsOrZero = Annotated[float, BeforeValidator(_in_gbytes), Field(ge=0, allow_inf_nan=False)]
 Count = Annotated[int, Field(ge=1)]
 
 
@@ -75,7 +109,7 @@ class DimModel(_Model):
         description="Ring (a torus dimension), FullyConnected, Switch, or Mesh (a line, no wrap-around)"
     )
     size: int = Field(ge=2, description="NPUs in this dimension (>= 2)")
-    bandwidth_gbps: Positive = Field(description="Per-link bandwidth, GB/s")
+    bandwidth_gbps: GBps = Field(description="Per-link bandwidth, GB/s, or with its unit ('200 Gb/s')")
     latency_ns: NonNeg = Field(description="Per-hop latency, ns")
 
 
@@ -88,7 +122,7 @@ class FabricModel(_Model):
     hosts_per_leaf: int = Field(0, ge=0)
     spines: int = Field(0, ge=0)
     oversubscription: Positive = 1.0
-    bandwidth_gbps: NonNeg = Field(0.0, description="Host link bandwidth, GB/s (leaf_spine)")
+    bandwidth_gbps: GBpsOrZero = Field(0.0, description="Host link bandwidth, GB/s or with its unit (leaf_spine)")
     latency_ns: NonNeg = 0.0
     file: str = Field("", description="Edge list ('a b bandwidth_gbps latency_ns' lines) or GraphML, for kind graph")
 
@@ -127,7 +161,7 @@ class SystemModel(_Model):
     active_chunks_per_dimension: Count = _SYS.active_chunks_per_dimension
     preferred_dataset_splits: Count = _SYS.preferred_dataset_splits
     collective_optimization: Literal["localBWAware", "baseline"] = _SYS.collective_optimization
-    local_mem_bw_gbps: Positive = Field(
+    local_mem_bw_gbps: GBps = Field(
         default=_SYS.local_mem_bw / GBPS,
         description="Local memory bandwidth, also the reduction bandwidth",
     )
@@ -184,7 +218,7 @@ class MemoryModel(_Model):
 
     mode: Literal["none", "per_npu", "per_node", "pool"] = "none"
     latency_ns: NonNeg = _MEM.latency_ns
-    bandwidth_gbps: NonNeg = Field(default=_MEM.bandwidth / GBPS, description="Decimal GB/s")
+    bandwidth_gbps: GBpsOrZero = Field(default=_MEM.bandwidth / GBPS, description="Decimal GB/s, or with its unit")
     nodes: Count = _MEM.nodes
     npus_per_node: Count = _MEM.npus_per_node
 
@@ -221,6 +255,22 @@ class PlatformModel(_Model):
         description="Network backend name -> that backend's own parameters (each backend "
         "validates its section; `trainsim run --help` lists the backends)",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _astra_links_as_numbers(cls, data: Any) -> Any:
+        """In ``compat: astra`` a link's GB/s is ASTRA-sim's 2**30 B/s: a value with a decimal
+        unit would silently mean something else, so it is refused."""
+        if isinstance(data, dict) and data.get("compat") == "astra":
+            network = data.get("network")
+            dims = network.get("dims") if isinstance(network, dict) else None
+            for dim in dims if isinstance(dims, list) else []:
+                if isinstance(dim, dict) and isinstance(dim.get("bandwidth_gbps"), str):
+                    raise ValueError(
+                        f"network bandwidth_gbps {dim['bandwidth_gbps']!r}: with compat: astra a link's "
+                        "bandwidth is a number of ASTRA-sim GB/s (2**30 B/s), not a value with a unit"
+                    )
+        return data
 
     @field_validator("comm_groups", mode="before")
     @classmethod
