@@ -2,7 +2,7 @@
 
 LIBRA (Won, Rashidi et al., arXiv 2109.11762, released as astra-sim/libra) takes four data files
 besides its constraints and training loop; reference copies are in
-``shared/reference-workloads/libra/``:
+``reference-data/reference-workloads/libra/``:
 
 - **network** (``network/3d_network.yml``): ``Topology`` (``Ring``, ``FullyConnected``,
   ``Switch`` per dimension), ``NpusCount`` (ints > 1) and ``CostDimension`` (the cost-model
