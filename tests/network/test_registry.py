@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
-from tests.system.test_symmetry import SMALL, both, platform
+from tests.system.test_symmetry import SMALL, both, platform, small_case
 from trainsim.config.platform import parse_platform
 from trainsim.errors import ConfigError
 from trainsim.network import (
@@ -28,7 +28,7 @@ from trainsim.network import (
 )
 from trainsim.network.congestion_aware import CongestionAwareNetwork
 from trainsim.system.api import simulate
-from trainsim.workload.micro import collective_workload, data_parallel_workload
+from trainsim.workload.micro import collective_workload
 
 MiB = 2**20
 
@@ -106,10 +106,7 @@ def test_registered_backends_are_listed_and_declared():
 @pytest.mark.parametrize("name", list(SMALL))
 @pytest.mark.parametrize("compat", ["astra", "default"])
 def test_pairwise_backend_gets_the_representative(name, compat):
-    dims, algo, wl = SMALL[name]
-    plat = platform(dims, algo, compat=compat)
-    npus = plat.network.npus
-    graphs = collective_workload(npus, "all_reduce", 64 * MiB) if wl == "ar" else data_parallel_workload(npus, 3, 4 * MiB)
+    plat, graphs = small_case(name, compat)
     fast, slow = both(plat, graphs, backend="test_constant")
     assert fast.info["symmetry"] == "representative"
     assert fast.info["backend"] == "test_constant"

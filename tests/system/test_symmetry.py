@@ -88,13 +88,19 @@ SMALL = {
 }
 
 
-@pytest.mark.parametrize("name", list(SMALL))
-@pytest.mark.parametrize("compat", ["astra", "default"])
-def test_small_cases_fast_equals_rank_by_rank(name, compat):
+def small_case(name, compat):
+    """The platform and rank graphs of ``SMALL[name]``."""
     dims, algo, wl = SMALL[name]
     plat = platform(dims, algo, compat=compat)
     npus = plat.network.npus
     graphs = collective_workload(npus, "all_reduce", 64 * MiB) if wl == "ar" else data_parallel_workload(npus, 3, 4 * MiB)
+    return plat, graphs
+
+
+@pytest.mark.parametrize("name", list(SMALL))
+@pytest.mark.parametrize("compat", ["astra", "default"])
+def test_small_cases_fast_equals_rank_by_rank(name, compat):
+    plat, graphs = small_case(name, compat)
     fast, _ = both(plat, graphs)
     assert fast.info["symmetry"] == "representative"
     assert fast.events < 10_000
