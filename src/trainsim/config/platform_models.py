@@ -169,6 +169,12 @@ class SystemModel(_Model):
     all_gather: ImplList = list(_SYS.implementations.all_gather)
     reduce_scatter: ImplList = list(_SYS.implementations.reduce_scatter)
     all_to_all: AllToAllList = list(_SYS.implementations.all_to_all)
+    collective_span: Literal["all", "listed"] | None = Field(
+        default=None,
+        description="A whole-machine collective whose list is shorter than the network's dims: "
+        "all = crosses every dim (missing entries repeat the last algorithm), listed = stops after "
+        "the listed dims (ASTRA-sim); default: listed with compat astra, all otherwise",
+    )
     custom_collectives: dict[CollectiveName, str] = Field(
         default_factory=dict, description="Collective type -> Chakra ET of a custom algorithm"
     )

@@ -116,6 +116,12 @@ class SystemSpec:
     collective_optimization: Literal["localBWAware", "baseline"] = "baseline"
     local_mem_bw: float = 1600e9  # B/s (decimal GB/s x 1e9); also the reduction bandwidth
     implementations: CollectiveImpl = field(default_factory=CollectiveImpl)
+    collective_span: Literal["all", "listed"] | None = None
+    """How far a whole-machine collective reaches when its implementation list is shorter than
+    the network's dimensions: ``all`` crosses every dimension (the missing entries repeat the
+    list's last algorithm, ``ring`` where that one cannot run on the dimension), ``listed`` stops
+    after the listed ones (ASTRA-sim's convention); None: ``listed`` in ``compat: astra``,
+    ``all`` otherwise (``system.planner``)."""
     inter_dimension_scheduling: Literal["baseline", "themis", "roundRobin"] = "baseline"
     intra_dimension_scheduling: Literal["FIFO", "SCF"] = "FIFO"
     broadcast: Literal["replay", "simulate"] = "replay"
