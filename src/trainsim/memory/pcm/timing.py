@@ -222,7 +222,7 @@ class _Bank:
 class _Channel:
     """Channel-wide queues of NVMain's controllers (``frfcfs``: ``rq`` holds everything)."""
 
-    __slots__ = ("rq", "wq", "rwait", "wwait", "draining", "flushing", "banks")
+    __slots__ = ("rq", "wq", "rwait", "wwait", "draining", "flushing")
 
     def __init__(self) -> None:
         self.rq: list[Request] = []  # arrival order; small (32), scanned per pick
@@ -231,7 +231,6 @@ class _Channel:
         self.wwait: deque[Request] = deque()
         self.draining = False
         self.flushing = False
-        self.banks: list[_Bank] = []
 
 
 def _take_oldest(queue: list[Request], bank: int, bank_of: Callable[[int], int]) -> Request | None:
@@ -253,8 +252,6 @@ class Controller:
             _Bank(c, c * cfg.banks + b) for c in range(cfg.channels) for b in range(cfg.banks)
         ]
         self.chans = [_Channel() for _ in range(cfg.channels)]
-        for bank in self.banks:
-            self.chans[bank.channel].banks.append(bank)
         self.channel_free = [0.0] * cfg.channels
         self.done: list[Request] = []
         self.order: list[Request] = []  # service order, for inspection
@@ -330,8 +327,15 @@ class Controller:
             self._admit(ch)  # writes refused during the drain may enter now
 
     def _kick(self, ch: _Channel) -> None:
-        """Start every idle bank of the channel that has work under the current rules."""
-        for bank in ch.banks:
+        """Start every idle bank of the channel that has work under the current rules.
+
+        Banks in index order; only those with a queued request are tried (the others would
+        find nothing), so the cost follows the queue (32), not the bank count.
+        """
+        wqf = self.cfg.scheduler is Scheduler.FRFCFS_WQF
+        queue = ch.wq if wqf and (ch.draining or (ch.flushing and not ch.rq)) else ch.rq
+        for index in sorted({self.bank_of(req.line) for req in queue}):
+            bank = self.banks[index]
             if not bank.busy:
                 self._start(bank)
 
