@@ -79,6 +79,44 @@ def layer_activation_bytes(spec: TransformerSpec, par: Parallelism) -> tuple[flo
     return full, 0.0
 
 
+def stage_params(spec: TransformerSpec, par: Parallelism, stage: int) -> tuple[float, float]:
+    """(dense, expert) parameter counts held by one rank of pipeline ``stage``: its layers
+    (TP-sharded; experts split over EP), the embedding on stage 0, the final norm and output
+    layer on the last stage (with tied embeddings and PP > 1, the last stage's copy of the
+    embedding)."""
+    layers = spec.layers // par.chunks * par.virtual_stages
+    dense = layers * (spec.dense_params_per_layer() / par.tp)
+    if stage == 0:
+        dense += spec.vocab * spec.hidden / par.tp + (spec.seq * spec.hidden if spec.learned_positions else 0)
+    if stage == par.pp - 1:
+        dense += spec.norm_params() + (0 if spec.tied_embeddings else spec.vocab * spec.hidden / par.tp)
+        if par.pp > 1 and spec.tied_embeddings:
+            dense += spec.vocab * spec.hidden / par.tp  # the tied copy of the embedding
+    return dense, layers * (spec.expert_params_per_layer() / par.ep)
+
+
+def stage_memory(spec: TransformerSpec, par: Parallelism, stage: int, *, capacity: float = 0.0, edp: int = 1) -> MemoryBreakdown:
+    """Peak memory of one rank of ``stage`` (bytes): model states (ZeRO paper, §3.1) and
+    activations of the micro-batches in flight (Korthikanti et al. 2022, §4.2.3); ``edp`` the
+    size of the expert data-parallel group. Needs no generated graph, so a strategy search can
+    check thousands of strategies with the generator's own numbers."""
+    from trainsim.workload.generate.schedule import in_flight
+
+    dense, expert = stage_params(spec, par, stage)
+    w1, g1, o1 = zero_model_states(dense, par.dp, par.zero, weight_bytes=par.param_bytes, grad_bytes=par.grad_bytes, k=par.optimizer_bytes)
+    w2, g2, o2 = zero_model_states(expert, max(1, edp), par.zero, weight_bytes=par.param_bytes, grad_bytes=par.grad_bytes, k=par.optimizer_bytes)
+    kept, work = layer_activation_bytes(spec, par)
+    kind = par.schedule if par.pp > 1 or par.virtual_stages > 1 else "1f1b"
+    live_chunks = in_flight(kind, stage, par.pp, par.microbatches, par.virtual_stages)
+    activations = kept * (spec.layers // par.chunks) * live_chunks
+    transient = work
+    if stage == par.pp - 1:  # fp32 logits of the vocab-parallel cross-entropy
+        transient += 4.0 * (par.micro_batch * spec.seq) * spec.vocab / par.tp
+    if par.zero >= 3:  # two layers gathered at once (current + prefetched)
+        transient += 2 * (spec.dense_params_per_layer() / par.tp) * par.param_bytes
+    return MemoryBreakdown(stage, dense + expert, w1 + w2, g1 + g2, o1 + o2, activations, transient, capacity)
+
+
 @dataclass
 class MemoryBreakdown:
     """One rank's peak memory in bytes, and the device capacity it was checked against."""

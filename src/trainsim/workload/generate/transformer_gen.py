@@ -33,6 +33,7 @@ from dataclasses import dataclass, replace
 
 from trainsim.enums import CommType
 from trainsim.workload.generate.emitter import NEXT, PREV, RECOMPUTE_PREFIX, Emitter, Template
+from trainsim.workload.generate.memory import stage_params
 from trainsim.workload.generate.parallel import Parallelism
 from trainsim.workload.generate.schedule import stage_schedule
 from trainsim.workload.models.ops import (
@@ -185,17 +186,8 @@ class TransformerGenerator:
         return spec.norm_params() + (0 if spec.tied_embeddings else spec.vocab * spec.hidden / self.par.tp)
 
     def stage_params(self, stage: int) -> tuple[float, float]:
-        """(dense, expert) parameters held by one rank of ``stage``."""
-        par = self.par
-        layers = self.layers_per_chunk * par.virtual_stages
-        dense = layers * self.layer_params()
-        if stage == 0:
-            dense += self.embedding_params()
-        if stage == par.pp - 1:
-            dense += self.head_params()
-            if par.pp > 1 and self.spec.tied_embeddings:
-                dense += self.spec.vocab * self.spec.hidden / par.tp  # the tied copy of the embedding
-        return dense, layers * self.layer_expert_params()
+        """(dense, expert) parameters held by one rank of ``stage`` (:func:`.memory.stage_params`)."""
+        return stage_params(self.spec, self.par, stage)
 
     # -- programs ----------------------------------------------------------------------------
 
