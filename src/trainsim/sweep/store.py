@@ -59,9 +59,17 @@ class SweepStore:
 
     def add(self, rows: Iterable[dict[str, Any]]) -> int:
         """Insert finished combinations (ignoring keys already there); returns rows added."""
+        return self._write("INSERT OR IGNORE", rows)
+
+    def replace(self, rows: Iterable[dict[str, Any]]) -> int:
+        """Insert combinations, replacing rows of the same key (a strategy search's estimated
+        row once the strategy is simulated); returns rows written."""
+        return self._write("INSERT OR REPLACE", rows)
+
+    def _write(self, verb: str, rows: Iterable[dict[str, Any]]) -> int:
         now = time.time()
         cur = self.db.executemany(
-            "INSERT OR IGNORE INTO results(key, params, status, metrics, error, inputs, wall_s, finished_at) "
+            f"{verb} INTO results(key, params, status, metrics, error, inputs, wall_s, finished_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 (
