@@ -56,6 +56,7 @@ class Pass:
 
     compute_s: float
     collectives: tuple[tuple[int, int], ...]  # (comm type, bytes), on the TP group
+    tp_s: float  # those collectives' seconds on the TP group of ranks 0 .. TP-1
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,7 @@ class StepEstimator:
         self.comm = CommModel(platform)
         self._blocks: dict[tuple[int, bool, int, str], Blocks] = {}
         self._op_s: dict[object, float] = {}
+        self._tails: dict[tuple[int, ...], float] = {}
 
     def _op_time(self, op: object) -> float:
         t = self._op_s.get(op)
@@ -113,7 +115,10 @@ class StepEstimator:
                 compute += sum(self._op_time(op) for op in step.ops)
             elif isinstance(step, CollStep) and step.role == "tp" and tp > 1:
                 colls.append((step.comm_type, step.size))
-        return Pass(compute, tuple(colls))
+        members = tuple(range(tp))
+        return Pass(
+            compute, tuple(colls), sum(self.comm.collective(t, size, members) for t, size in colls)
+        )
 
     def blocks(self, tp: int, sp: bool, micro_batch: int, recompute: str) -> Blocks:
         key = (tp, sp, micro_batch, recompute)
@@ -145,8 +150,9 @@ class StepEstimator:
         self._blocks[key] = hit
         return hit
 
-    def _tp_s(self, p: Pass, members: tuple[int, ...]) -> float:
-        return sum(self.comm.collective(t, size, members) for t, size in p.collectives)
+    @staticmethod
+    def _tp_s(p: Pass, members: tuple[int, ...]) -> float:
+        return p.tp_s
 
     def estimate(self, par: Parallelism) -> Estimate:
         spec = self.spec

@@ -57,10 +57,14 @@ class ResultStore(Protocol):
     def set_meta(self, name: str, value: Any) -> None: ...
 
 
-def combination_key(document: dict[str, Any]) -> str:
-    """Stable hash of a search row's inputs (as the sweep keys its combinations)."""
-    text = json.dumps(document, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
+def _json(document: Any) -> str:
+    return json.dumps(document, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def row_key(context_json: str, params: dict[str, Any]) -> str:
+    """Stable hash of a search row's inputs: the search's context (model, GPUs, batch, device,
+    platform document) and the strategy."""
+    return hashlib.sha256((context_json + _json(params)).encode()).hexdigest()[:32]
 
 
 @dataclass(frozen=True)
@@ -197,6 +201,7 @@ def search(
     estimator = StepEstimator(spec, timer, platform)
     context = {"model": inputs.model, "seq": inputs.seq, "gpus": inputs.gpus, "global_batch": inputs.global_batch,
                "device": inputs.device, "platform": doc, "backend": inputs.backend}  # fmt: skip
+    context_json = _json(context)
     rejections: dict[str, Rejection] = {}
     rows: list[Row] = []
     store_rows: list[dict[str, Any]] = []
@@ -210,7 +215,7 @@ def search(
             continue
         valid += 1
         mem = _memory(spec, par, capacity)
-        key = combination_key({**context, "strategy": cand.params})
+        key = row_key(context_json, cand.params)
         if mem.total > capacity:
             cls = _oom_class(mem)
             rej = rejections.setdefault(cls, Rejection())
@@ -252,7 +257,7 @@ def search(
                 "simulating the best candidates needs a runner (trainsim.sweep.runner.run_items)",
                 field="top_k",
             )
-        _simulate(result, rows[:top_k], context, store, done, run, jobs, say)
+        _simulate(result, rows[:top_k], context, context_json, store, done, run, jobs, say)
     result.wall_s = {"estimate": t1 - t0, "store": t2 - t1, "simulate": time.perf_counter() - t2}
     return result
 
@@ -293,12 +298,12 @@ def _document(context: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]
     }
 
 
-def _simulate(result: SearchResult, best: list[Row], context: dict[str, Any], store: ResultStore | None,
+def _simulate(result: SearchResult, best: list[Row], context: dict[str, Any], context_json: str, store: ResultStore | None,
               done: dict[str, dict[str, Any]], run: RunItems, jobs: int, say: Callable[[str], None]) -> None:  # fmt: skip
     by_key: dict[str, Row] = {}
     items = []
     for row in best:
-        key = combination_key({**context, "strategy": row.params})
+        key = row_key(context_json, row.params)
         hit = done.get(key)
         if hit is not None:
             row.simulated_s = float(hit["makespan_s"])

@@ -107,24 +107,39 @@ def enumerate_strategies(
             ]
             for sched, v in scheds:
                 for mb in mbs or [0]:
+                    # the model's own checks, once per level: they do not depend on SP, ZeRO or recomputation
+                    probe = _candidate(
+                        spec, tp, pp, dp, mb, global_batch, sched, v, False, 0, "none", False
+                    )
                     for sp in space.sp if tp > 1 else (False,):
                         for zero in space.zero if dp > 1 else (0,):
                             for rc in space.recompute:
                                 for overlap in space.overlap if dp > 1 and zero < 3 else (False,):
-                                    yield _candidate(
-                                        spec,
-                                        tp,
-                                        pp,
-                                        dp,
-                                        mb,
-                                        global_batch,
-                                        sched,
-                                        v,
-                                        sp,
-                                        zero,
-                                        rc,
-                                        overlap,
-                                    )
+                                    if probe.parallelism is None:
+                                        params = {
+                                            **probe.params,
+                                            "sp": sp,
+                                            "zero": zero,
+                                            "recompute": rc,
+                                        }
+                                        yield Candidate(
+                                            params, None, probe.reason, probe.reason_class
+                                        )
+                                    else:
+                                        yield _candidate(
+                                            spec,
+                                            tp,
+                                            pp,
+                                            dp,
+                                            mb,
+                                            global_batch,
+                                            sched,
+                                            v,
+                                            sp,
+                                            zero,
+                                            rc,
+                                            overlap,
+                                        )
 
 
 def _candidate(

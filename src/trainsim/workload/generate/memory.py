@@ -19,6 +19,7 @@ with sequence parallelism, ``34 s b h / t`` with SP and selective recomputation,
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 
 from trainsim.workload.generate.parallel import Parallelism
 from trainsim.workload.models.transformer import TransformerSpec
@@ -67,14 +68,18 @@ def activation_terms(spec: TransformerSpec, micro_batch: int, e: int = 2) -> Act
 def layer_activation_bytes(spec: TransformerSpec, par: Parallelism) -> tuple[float, float]:
     """(kept between forward and backward, working set of one layer's backward) per layer per
     micro-batch on one rank, under ``par``'s TP, SP and recomputation."""
-    terms = activation_terms(spec, par.micro_batch, par.act_bytes)
-    t = par.tp
-    replicated = terms.replicated / t if par.sp else terms.replicated
+    return _layer_activation_bytes(spec, par.micro_batch, par.act_bytes, par.tp, par.sp, par.recompute)
+
+
+@lru_cache(maxsize=4096)
+def _layer_activation_bytes(spec: TransformerSpec, micro_batch: int, act_bytes: int, t: int, sp: bool, recompute: str) -> tuple[float, float]:
+    terms = activation_terms(spec, micro_batch, act_bytes)
+    replicated = terms.replicated / t if sp else terms.replicated
     full = replicated + terms.sharded / t + terms.scores / t
-    if par.recompute == "full":
-        kept = terms.layer_input / t if par.sp else terms.layer_input
+    if recompute == "full":
+        kept = terms.layer_input / t if sp else terms.layer_input
         return kept, full
-    if par.recompute == "selective":
+    if recompute == "selective":
         return replicated + terms.sharded / t, terms.scores / t
     return full, 0.0
 
@@ -84,15 +89,20 @@ def stage_params(spec: TransformerSpec, par: Parallelism, stage: int) -> tuple[f
     (TP-sharded; experts split over EP), the embedding on stage 0, the final norm and output
     layer on the last stage (with tied embeddings and PP > 1, the last stage's copy of the
     embedding)."""
-    layers = spec.layers // par.chunks * par.virtual_stages
-    dense = layers * (spec.dense_params_per_layer() / par.tp)
+    return _stage_params(spec, par.tp, par.pp, par.ep, par.virtual_stages, stage)
+
+
+@lru_cache(maxsize=4096)
+def _stage_params(spec: TransformerSpec, tp: int, pp: int, ep: int, virtual_stages: int, stage: int) -> tuple[float, float]:
+    layers = spec.layers // (pp * virtual_stages) * virtual_stages
+    dense = layers * (spec.dense_params_per_layer() / tp)
     if stage == 0:
-        dense += spec.vocab * spec.hidden / par.tp + (spec.seq * spec.hidden if spec.learned_positions else 0)
-    if stage == par.pp - 1:
-        dense += spec.norm_params() + (0 if spec.tied_embeddings else spec.vocab * spec.hidden / par.tp)
-        if par.pp > 1 and spec.tied_embeddings:
-            dense += spec.vocab * spec.hidden / par.tp  # the tied copy of the embedding
-    return dense, layers * (spec.expert_params_per_layer() / par.ep)
+        dense += spec.vocab * spec.hidden / tp + (spec.seq * spec.hidden if spec.learned_positions else 0)
+    if stage == pp - 1:
+        dense += spec.norm_params() + (0 if spec.tied_embeddings else spec.vocab * spec.hidden / tp)
+        if pp > 1 and spec.tied_embeddings:
+            dense += spec.vocab * spec.hidden / tp  # the tied copy of the embedding
+    return dense, layers * (spec.expert_params_per_layer() / ep)
 
 
 def stage_memory(spec: TransformerSpec, par: Parallelism, stage: int, *, capacity: float = 0.0, edp: int = 1) -> MemoryBreakdown:
