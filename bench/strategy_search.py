@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import sys
 import tempfile
 import time
@@ -48,13 +49,16 @@ def main() -> int:
             jobs=args.jobs,
         )
         wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu_children = children.ru_utime + children.ru_stime
         store.close()
     sims = result.simulated
     print(
         f"{args.model} on {args.gpus} GPUs, batch {args.batch}: {result.enumerated:,} combinations, {result.valid:,} valid, {len(result.rows):,} fit"
     )
     print(f"search: {wall:.1f} s wall (estimate phase {result.wall_s['estimate']:.1f} s, store {result.wall_s['store']:.1f} s, "
-          f"simulation of the best {len(sims)} on {args.jobs} processes {result.wall_s['simulate']:.1f} s); main-process CPU {cpu:.1f} s")  # fmt: skip
+          f"simulation of the best {len(sims)} on {args.jobs} processes {result.wall_s['simulate']:.1f} s); CPU: main process {cpu:.1f} s, "
+          f"simulation processes {cpu_children:.1f} s")  # fmt: skip
     sim_walls = []
     for r in sims:
         sim_walls.append(float(r.metrics.get("wall_s", 0.0)))
@@ -65,14 +69,18 @@ def main() -> int:
     baseline = per_sim * len(result.rows)
     print(f"baseline (same run): simulating every one of the {len(result.rows):,} fitting candidates at {per_sim:.1f} s each "
           f"= {baseline / 3600:.1f} h, {baseline / wall:.0f}x the search")  # fmt: skip
+    if result.skipped:
+        s0 = result.skipped[0]
+        print(f"not simulated: {len(result.skipped)} better-ranked strategies need every rank (ZeRO-3, {args.gpus} ranks); "
+              f"best estimate {s0.estimate.step_s:.3f} s (TP {s0.params['tp']} PP {s0.params['pp']} DP {s0.params['dp']} ZeRO {s0.params['zero']})")  # fmt: skip
     worst = result.max_abs_error()
     print(
         f"estimate error on the simulated candidates: max {worst:.2%}"
         if worst is not None
         else "nothing simulated"
     )
-    print(json.dumps({"combinations": result.enumerated, "fit": len(result.rows), "wall_s": wall, "cpu_main_s": cpu, "phases_s": result.wall_s,
-                      "simulated": len(sims), "max_abs_error": worst, "baseline_s": baseline}))  # fmt: skip
+    print(json.dumps({"combinations": result.enumerated, "fit": len(result.rows), "wall_s": wall, "cpu_main_s": cpu, "cpu_children_s": cpu_children, "phases_s": result.wall_s,
+                      "simulated": len(sims), "not_simulated": len(result.skipped), "max_abs_error": worst, "baseline_s": baseline}))  # fmt: skip
     return 0
 
 

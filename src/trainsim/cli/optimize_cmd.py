@@ -169,6 +169,7 @@ def strategy_command(
     top_k: int = typer.Option(3, "--top-k", help="Simulate the best K candidates of the estimate (0: none)."),
     store: Path | None = typer.Option(None, "--store", help="Sweep store (SQLite) for the rows; a re-run resumes from it."),
     jobs: int = typer.Option(1, "--jobs", help="Processes for the simulations."),
+    max_every_rank: int = typer.Option(64, "--max-every-rank", help="Simulate strategies that need every rank (ZeRO-3/FSDP, overlapped reduction) only up to this many GPUs."),
     tp: str | None = typer.Option(None, "--tp", help="TP degrees to search (default: every divisor of --gpus)."),
     pp: str | None = typer.Option(None, "--pp", help="PP degrees to search (default: every divisor)."),
     micro_batch: str | None = typer.Option(None, "--micro-batch", help="Micro-batch sizes (default: every divisor of the per-replica batch)."),
@@ -205,7 +206,7 @@ def strategy_command(
         store.parent.mkdir(parents=True, exist_ok=True)
     sweep_store = SweepStore(store) if store is not None else None
     try:
-        result = search(inputs, space=space, top_k=top_k, store=sweep_store, run=run_items, jobs=jobs, progress=say)
+        result = search(inputs, space=space, top_k=top_k, store=sweep_store, run=run_items, jobs=jobs, max_every_rank=max_every_rank, progress=say)
     finally:
         if sweep_store is not None:
             sweep_store.close()
@@ -226,7 +227,7 @@ def _strategy_label(params: dict) -> str:
 def _strategy_json(result, rows: int) -> dict:  # type: ignore[no-untyped-def]
     return {
         "enumerated": result.enumerated, "valid": result.valid, "fit": len(result.rows),
-        "simulated_now": result.simulated_now, "simulated_reused": result.simulated_reused, "wall_s": result.wall_s,
+        "simulated_now": result.simulated_now, "not_simulated_every_rank": len(result.skipped), "simulated_reused": result.simulated_reused, "wall_s": result.wall_s,
         "max_abs_estimate_error": result.max_abs_error(),
         "rows": [
             {**r.params, "estimate_s": r.estimate.step_s, "memory_per_gpu_bytes": r.memory.total, "simulated_s": r.simulated_s,
@@ -269,6 +270,13 @@ def _print_strategies(console: Console, result, rows: int) -> None:  # type: ign
             f"simulated {len(sims)} ({result.simulated_now} now, {result.simulated_reused} from the store); estimate error "
             f"max {result.max_abs_error():.2%}; fastest simulated: TP {best.params['tp']} PP {best.params['pp']} DP {best.params['dp']} "
             f"micro-batch {best.params['micro_batch']}, {human_time(best.simulated_s)}"
+        )  # fmt: skip
+    if result.skipped:
+        console.print(
+            f"not simulated: {len(result.skipped)} strategies ranked above the simulated ones need every rank "
+            f"(ZeRO-3/FSDP or overlapped reduction; the replica slice does not apply) on more than --max-every-rank GPUs; "
+            f"best of them: TP {result.skipped[0].params['tp']} PP {result.skipped[0].params['pp']} ZeRO {result.skipped[0].params['zero']}, "
+            f"estimate {human_time(result.skipped[0].estimate.step_s)}"
         )  # fmt: skip
     if result.rejections:
         rej = Table(title="rejected")

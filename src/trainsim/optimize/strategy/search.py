@@ -53,7 +53,7 @@ class ResultStore(Protocol):
 
     def add(self, rows: Iterable[dict[str, Any]]) -> int: ...
     def replace(self, rows: Iterable[dict[str, Any]]) -> int: ...
-    def rows(self) -> list[dict[str, Any]]: ...
+    def rows(self, keys: Iterable[str] | None = None) -> list[dict[str, Any]]: ...
     def set_meta(self, name: str, value: Any) -> None: ...
 
 
@@ -119,6 +119,12 @@ class SearchResult:
     simulated_reused: int = 0
     wall_s: dict[str, float] = field(default_factory=dict)
     platform_npus: int = 0
+    skipped: list[Row] = field(default_factory=list)
+    """Rows ranked above the simulated ones that were not simulated: their simulation needs
+    every rank (ZeRO-3/FSDP, overlapped gradient reduction: the replica slice does not apply)
+    and the job has more ranks than ``max_every_rank``."""
+    estimator: StepEstimator | None = field(default=None, repr=False)
+    context: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
     def simulated(self) -> list[Row]:
@@ -173,6 +179,7 @@ def search(
     store: ResultStore | None = None,
     run: RunItems | None = None,
     jobs: int = 1,
+    max_every_rank: int = 64,
     progress: Callable[[str], None] | None = None,
 ) -> SearchResult:
     """Run the search; see the module docstring."""
@@ -244,12 +251,20 @@ def search(
     say(
         f"{enumerated:,} combinations, {valid:,} valid, {len(rows):,} fit; estimated in {t1 - t0:.1f} s"
     )
-    result = SearchResult(rows, rejections, enumerated, valid, capacity, platform_npus=full_npus)
+    result = SearchResult(
+        rows,
+        rejections,
+        enumerated,
+        valid,
+        capacity,
+        platform_npus=full_npus,
+        estimator=estimator,
+        context=context,
+    )
     done: dict[str, dict[str, Any]] = {}
     if store is not None:
         store.add(store_rows)
         store.set_meta("strategy_search", {k: v for k, v in context.items() if k != "platform"})
-        done = {r["key"]: r for r in store.rows() if r.get("makespan_s") is not None}
     t2 = time.perf_counter()
     if top_k > 0 and rows:
         if run is None:
@@ -257,9 +272,63 @@ def search(
                 "simulating the best candidates needs a runner (trainsim.sweep.runner.run_items)",
                 field="top_k",
             )
-        _simulate(result, rows[:top_k], context, context_json, store, done, run, jobs, say)
+        chosen: list[Row] = []
+        for row in rows:
+            if len(chosen) == top_k:
+                break
+            if needs_every_rank(row.parallelism) and row.parallelism.world > max_every_rank:
+                result.skipped.append(row)
+            else:
+                chosen.append(row)
+        _simulate(result, chosen, context, context_json, store, done, run, jobs, say)
     result.wall_s = {"estimate": t1 - t0, "store": t2 - t1, "simulate": time.perf_counter() - t2}
     return result
+
+
+def needs_every_rank(par: Parallelism) -> bool:
+    """Whether simulating ``par`` runs every rank: the replica slice
+    (``system/symmetry/replica.py``) refuses ZeRO-3/FSDP and overlapped gradient reduction,
+    whose data-parallel collectives overlap the step."""
+    return par.dp > 1 and (par.zero >= 3 or par.overlap_grad_reduce)
+
+
+def simulate_strategies(result: SearchResult, strategies: list[dict[str, Any]], run: RunItems, jobs: int = 1,
+                        store: ResultStore | None = None) -> list[Row]:  # fmt: skip
+    """Estimate and simulate further strategies (``tp``, ``pp``, ``dp``, ``micro_batch``,
+    ``schedule``, ``virtual_stages``, ``sp``, ``zero``, ``recompute``) in ``result``'s search:
+    a published strategy, say, to compare with the search's pick. Rows of the ranking are
+    reused when they are there."""
+    assert result.estimator is not None
+    spec = result.estimator.spec
+    out: list[Row] = []
+    todo: list[Row] = []
+    ranked = {_json(r.params): r for r in result.rows}
+    for params in strategies:
+        row = ranked.get(_json(params))
+        if row is None:
+            par = Parallelism(global_batch=result.context["global_batch"], **params)
+            row = Row(
+                dict(params),
+                par,
+                result.estimator.estimate(par),
+                _memory(spec, par, result.capacity_bytes),
+            )
+        out.append(row)
+        if row.simulated_s is None and row.sim_error is None:
+            todo.append(row)
+    if todo:
+        _simulate(
+            result,
+            todo,
+            result.context,
+            _json(result.context),
+            store,
+            {},
+            run,
+            jobs,
+            lambda _m: None,
+        )
+    return out
 
 
 def _estimate_metrics(est: Estimate, mem: MemoryBreakdown) -> dict[str, float]:
@@ -302,6 +371,12 @@ def _simulate(result: SearchResult, best: list[Row], context: dict[str, Any], co
               done: dict[str, dict[str, Any]], run: RunItems, jobs: int, say: Callable[[str], None]) -> None:  # fmt: skip
     by_key: dict[str, Row] = {}
     items = []
+    if store is not None:  # simulated by an earlier run of this search
+        keys = [row_key(context_json, row.params) for row in best]
+        done = {
+            **done,
+            **{r["key"]: r for r in store.rows(keys) if r.get("makespan_s") is not None},
+        }
     for row in best:
         key = row_key(context_json, row.params)
         hit = done.get(key)
