@@ -165,3 +165,19 @@ def test_sub_platform_document():
     ring = {"network": {"dims": [{"topology": "Ring", "size": 8, "bandwidth_gbps": 50}]}}
     with pytest.raises(ConfigError, match="the first 4 NPUs of a ring are not a ring"):
         sub_platform_document(ring, 4, "p.yaml")
+
+
+def test_strategies_needing_every_rank_are_skipped_above_the_limit(tiny_model, dgx16):
+    calls = []
+
+    def counting_run(items, jobs, record):
+        calls.extend(params for _, params, _ in items)
+        run_items(items, jobs, record)
+
+    result = search(
+        _inputs(tiny_model, dgx16), space=SMALL, top_k=2, run=counting_run, max_every_rank=8
+    )
+    assert result.skipped and all(r.params["zero"] == 3 for r in result.skipped)
+    assert len(calls) == 2 and all(p["zero"] < 3 for p in calls)
+    ranks = {id(r): i for i, r in enumerate(result.rows)}
+    assert max(ranks[id(r)] for r in result.skipped) < min(ranks[id(r)] for r in result.simulated)
