@@ -65,10 +65,15 @@ def main() -> int:
         p = r.params
         print(f"  TP {p['tp']} PP {p['pp']} DP {p['dp']} mb {p['micro_batch']} {p['schedule']} v{p['virtual_stages']} SP {p['sp']} ZeRO {p['zero']} {p['recompute']}: "
               f"estimate {r.estimate.step_s:.4f} s, simulated {r.simulated_s:.4f} s, error {r.error:+.2%}")  # fmt: skip
+    cpu_per_sim = cpu_children / max(1, len(sims))
+    idle_wall = cpu + -(-len(sims) // args.jobs) * cpu_per_sim
+    print(f"on {args.jobs} idle cores (the CPU seconds above, simulations {args.jobs} at a time): about {idle_wall:.1f} s; "
+          f"{cpu_per_sim:.1f} CPU s per simulation")  # fmt: skip
     per_sim = result.wall_s["simulate"] * args.jobs / max(1, len(sims))
     baseline = per_sim * len(result.rows)
     print(f"baseline (same run): simulating every one of the {len(result.rows):,} fitting candidates at {per_sim:.1f} s each "
-          f"= {baseline / 3600:.1f} h, {baseline / wall:.0f}x the search")  # fmt: skip
+          f"= {baseline / 3600:.1f} h wall, {baseline / wall:.0f}x the search; at {cpu_per_sim:.1f} CPU s each on {args.jobs} idle cores "
+          f"{cpu_per_sim * len(result.rows) / args.jobs / 3600:.1f} h, {cpu_per_sim * len(result.rows) / args.jobs / idle_wall:.0f}x")  # fmt: skip
     if result.skipped:
         s0 = result.skipped[0]
         print(f"not simulated: {len(result.skipped)} better-ranked strategies need every rank (ZeRO-3, {args.gpus} ranks); "
@@ -80,7 +85,7 @@ def main() -> int:
         else "nothing simulated"
     )
     print(json.dumps({"combinations": result.enumerated, "fit": len(result.rows), "wall_s": wall, "cpu_main_s": cpu, "cpu_children_s": cpu_children, "phases_s": result.wall_s,
-                      "simulated": len(sims), "not_simulated": len(result.skipped), "max_abs_error": worst, "baseline_s": baseline}))  # fmt: skip
+                      "simulated": len(sims), "not_simulated": len(result.skipped), "max_abs_error": worst, "baseline_s": baseline, "idle_wall_s": idle_wall}))  # fmt: skip
     return 0
 
 
