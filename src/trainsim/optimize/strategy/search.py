@@ -165,9 +165,9 @@ def _oom_class(mem: MemoryBreakdown) -> str:
 
 def _oom_message(mem: MemoryBreakdown) -> str:
     return (
-        f"stage {mem.stage} needs {mem.total / GB:.1f} GB per GPU (weights {mem.weights / GB:.1f}, gradients "
+        f"stage {mem.stage} needs {mem.total / GB:.2f} GB per GPU (weights {mem.weights / GB:.1f}, gradients "
         f"{mem.gradients / GB:.1f}, optimizer {mem.optimizer / GB:.1f}, activations {mem.activations / GB:.1f}, "
-        f"working set {mem.transient / GB:.1f}) > {mem.capacity / GB:.1f} GB"
+        f"working set {mem.transient / GB:.1f}) > {mem.capacity / GB:.2f} GB"
     )
 
 
@@ -248,9 +248,6 @@ def search(
         )
     rows.sort(key=lambda r: r.estimate.step_s)
     t1 = time.perf_counter()
-    say(
-        f"{enumerated:,} combinations, {valid:,} valid, {len(rows):,} fit; estimated in {t1 - t0:.1f} s"
-    )
     result = SearchResult(
         rows,
         rejections,
