@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 from trainsim.config.types import Platform
 from trainsim.enums import CommType
+from trainsim.errors import ConfigError
 from trainsim.optimize.strategy.comm import CommModel
 from trainsim.workload.generate import Parallelism
 from trainsim.workload.generate.memory import stage_params
@@ -226,33 +227,71 @@ class StepEstimator:
         self, par: Parallelism, stage: int, dp_group: tuple[int, ...], first_rank: int
     ) -> float:
         """Seconds from a stage's last backward to its end: gradient synchronization and the
-        optimizer step (the generator's ``stage_template`` epilogue)."""
+        optimizer step (the generator's ``stage_template`` epilogue); cached per degrees."""
+        key = (
+            stage,
+            par.tp,
+            par.pp,
+            par.dp,
+            par.virtual_stages,
+            par.zero,
+            int(par.offload_optimizer),
+        )
+        hit = self._tails.get(key)
+        if hit is None:
+            hit = self._tails[key] = self._tail_s(par, stage, dp_group)
+        return hit
+
+    def _tail_s(self, par: Parallelism, stage: int, dp_group: tuple[int, ...]) -> float:
         spec, dp = self.spec, par.dp
         dense, _ = stage_params(spec, par, stage)
-        t = 0.0
+        sync = 0.0
         if par.pp > 1 and spec.tied_embeddings and stage in (0, par.pp - 1):
             emb = int(spec.vocab * spec.hidden / par.tp * par.grad_bytes)
-            t += self.comm.collective(AR, emb, (0, (par.pp - 1) * par.tp * dp))
+            sync += self.comm.collective(AR, emb, (0, (par.pp - 1) * par.tp * dp))
         zero3 = par.zero >= 3 and dp > 1
         if dp > 1 and not zero3:
             kind = RS if par.zero else AR
-            t += self.comm.collective(kind, int(dense * par.grad_bytes), dp_group)
+            sync += self.comm.collective(kind, int(dense * par.grad_bytes), dp_group)
         elif zero3:
             rest = dense - spec.layers // par.chunks * par.virtual_stages * (
                 spec.dense_params_per_layer() / par.tp
             )
             if rest > 0:
-                t += self.comm.collective(RS, int(rest * par.grad_bytes), dp_group)
+                sync += self.comm.collective(RS, int(rest * par.grad_bytes), dp_group)
         local = dense / (dp if par.zero >= 1 else 1)
-        t += float(
+        optimizer = float(
             self.timer.op_time(  # type: ignore[attr-defined]
                 "optimizer",
                 10.0 * local,
                 OPTIMIZER_BYTES_PER_PARAM * local,
                 (int(local),),
                 self.precision,
+            )  # type: ignore[attr-defined]
+        )
+        gather = (
+            self.comm.collective(AG, int(dense * par.param_bytes / dp), dp_group)
+            if dp > 1 and par.zero in (1, 2)
+            else 0.0
+        )
+        if par.offload_optimizer:  # load beside the sync, store beside the parameter all-gather
+            access = self.tier_access_s(int(par.optimizer_bytes * local), par.world)
+            return max(sync, access) + optimizer + max(access, gather)
+        return sync + optimizer + gather
+
+    def tier_access_s(self, nbytes: int, world: int) -> float:
+        """One NPU's access of ``nbytes`` to the expanded-memory tier when every NPU makes the
+        same access at once (``memory/remote.py``: ``latency + bytes / bandwidth`` each; a
+        node's NPUs queue on one server per node, a pool's on one in all)."""
+        mem = self.comm.platform.memory
+        if mem.mode == "NO_MEMORY_EXPANSION" or mem.bandwidth <= 0:
+            raise ConfigError(
+                "offloading needs an expanded-memory tier: the platform's memory section has mode none",
+                field="memory.mode",
             )
-        )  # type: ignore[attr-defined]
-        if dp > 1 and par.zero in (1, 2):
-            t += self.comm.collective(AG, int(dense * par.param_bytes / dp), dp_group)
-        return t
+        one = mem.latency_ns * 1e-9 + nbytes / mem.bandwidth
+        if mem.mode == "PER_NODE_MEMORY_EXPANSION":
+            return one * min(mem.npus_per_node, world)
+        if mem.mode == "MEMORY_POOL":
+            return one * world
+        return one

@@ -27,17 +27,17 @@ import hashlib
 import json
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from trainsim.errors import ConfigError
+from trainsim.errors import ConfigError, InfeasibleError
 from trainsim.optimize.strategy.estimate import Estimate, StepEstimator
 from trainsim.optimize.strategy.space import SearchSpace, enumerate_strategies
 from trainsim.optimize.strategy.subplatform import sub_platform_document
 from trainsim.units import GB
 from trainsim.workload.generate import Parallelism
-from trainsim.workload.generate.memory import MemoryBreakdown, stage_memory
+from trainsim.workload.generate.memory import MemoryBreakdown, check_offload, stage_memory
 from trainsim.workload.models.transformer import TransformerSpec
 
 SIMULATED_METRICS = ("makespan_s", "tflops_per_gpu", "exposed_comm_max_s")
@@ -209,6 +209,17 @@ def search(
     context = {"model": inputs.model, "seq": inputs.seq, "gpus": inputs.gpus, "global_batch": inputs.global_batch,
                "device": inputs.device, "platform": doc, "backend": inputs.backend}  # fmt: skip
     context_json = _json(context)
+    has_tier = platform.memory.mode != "NO_MEMORY_EXPANSION"
+    tier_per_npu = platform.memory.capacity_per_npu(inputs.gpus)
+    space = space or SearchSpace()
+    if space.offload is None:
+        space = replace(space, offload=(False, True) if has_tier else (False,))
+    elif True in space.offload and not has_tier:
+        raise ConfigError(
+            "offloading needs an expanded-memory tier: the platform's memory section has mode none",
+            file=inputs.platform,
+            field="memory.mode",
+        )
     rejections: dict[str, Rejection] = {}
     rows: list[Row] = []
     store_rows: list[dict[str, Any]] = []
@@ -223,6 +234,27 @@ def search(
         valid += 1
         mem = _memory(spec, par, capacity)
         key = row_key(context_json, cand.params)
+        if par.offload_optimizer:
+            try:
+                check_offload([stage_memory(spec, par, s) for s in {0, par.pp - 1}], tier_per_npu)
+            except InfeasibleError as exc:
+                rej = rejections.setdefault(
+                    "does not fit: offloaded optimizer states exceed the expanded-memory tier",
+                    Rejection(),
+                )
+                rej.count += 1
+                rej.example = rej.example or str(exc).split(" (hint")[0]
+                store_rows.append(
+                    _store_row(
+                        key,
+                        cand.params,
+                        "infeasible",
+                        {"memory_per_gpu_bytes": mem.total},
+                        str(exc),
+                        context,
+                    )
+                )
+                continue
         if mem.total > capacity:
             cls = _oom_class(mem)
             rej = rejections.setdefault(cls, Rejection())
@@ -285,8 +317,9 @@ def search(
 def needs_every_rank(par: Parallelism) -> bool:
     """Whether simulating ``par`` runs every rank: the replica slice
     (``system/symmetry/replica.py``) refuses ZeRO-3/FSDP and overlapped gradient reduction,
-    whose data-parallel collectives overlap the step."""
-    return par.dp > 1 and (par.zero >= 3 or par.overlap_grad_reduce)
+    whose data-parallel collectives overlap the step, and memory accesses after the gradient
+    synchronization (optimizer-state offload)."""
+    return par.dp > 1 and (par.zero >= 3 or par.overlap_grad_reduce or par.offload_optimizer)
 
 
 def simulate_strategies(result: SearchResult, strategies: list[dict[str, Any]], run: RunItems, jobs: int = 1,

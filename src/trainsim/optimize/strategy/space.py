@@ -5,9 +5,11 @@ global batch fixed: TP and PP over the divisors of the GPU count (DP the rest), 
 schedule (1F1B, GPipe, interleaved 1F1B with every virtual-stage count that divides the layers
 of a stage), the micro-batch over the divisors of the per-replica batch, ZeRO stage 0-3
 (FSDP FULL_SHARD is generated as ZeRO-3, so it is not a separate choice), sequence
-parallelism (with TP > 1), recomputation (none, selective, full). The generator has no context
-parallelism and no offload, so neither is searched; overlapped gradient reduction is searched
-only when asked (``overlap=True``): the replica slice cannot simulate it (every rank runs).
+parallelism (with TP > 1), recomputation (none, selective, full), and optimizer-state offload
+to the platform's expanded-memory tier when it has one. The generator has no context
+parallelism and no parameter or activation offload, so none is searched; overlapped gradient
+reduction is searched only when asked (``overlap=True``): the replica slice cannot simulate it
+(every rank runs).
 
 A combination the model cannot run is rejected with the generator's own reason (its
 :class:`InfeasibleError` message, e.g. ``TP=64 does not divide 96 heads``); choices that are
@@ -20,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import product
 
 from trainsim.errors import ConfigError, InfeasibleError
 from trainsim.workload.generate import Parallelism
@@ -44,6 +47,9 @@ class SearchSpace:
     sp: tuple[bool, ...] = (False, True)
     schedules: tuple[str, ...] = ("1f1b", "gpipe", "interleaved")
     overlap: tuple[bool, ...] = (False,)
+    offload: tuple[bool, ...] | None = None
+    """Optimizer states in the expanded-memory tier (``Parallelism.offload_optimizer``); None:
+    both when the platform has a tier (its ``memory`` section), else off (:func:`~.search.search`)."""
 
     def __post_init__(self) -> None:
         for z in self.zero:
@@ -107,61 +113,52 @@ def enumerate_strategies(
             ]
             for sched, v in scheds:
                 for mb in mbs or [0]:
-                    # the model's own checks, once per level: they do not depend on SP, ZeRO or recomputation
+                    # the model's own checks, once per level: they do not depend on the knobs below
                     probe = _candidate(
-                        spec, tp, pp, dp, mb, global_batch, sched, v, False, 0, "none", False
+                        spec, tp, pp, dp, mb, global_batch, sched, v, False, 0, "none", False, False
                     )
-                    for sp in space.sp if tp > 1 else (False,):
-                        for zero in space.zero if dp > 1 else (0,):
-                            for rc in space.recompute:
-                                for overlap in space.overlap if dp > 1 and zero < 3 else (False,):
-                                    if probe.parallelism is None:
-                                        params = {
-                                            **probe.params,
-                                            "sp": sp,
-                                            "zero": zero,
-                                            "recompute": rc,
-                                        }
-                                        yield Candidate(
-                                            params, None, probe.reason, probe.reason_class
-                                        )
-                                    else:
-                                        yield _candidate(
-                                            spec,
-                                            tp,
-                                            pp,
-                                            dp,
-                                            mb,
-                                            global_batch,
-                                            sched,
-                                            v,
-                                            sp,
-                                            zero,
-                                            rc,
-                                            overlap,
-                                        )
+                    for sp, zero, rc in product(
+                        space.sp if tp > 1 else (False,),
+                        space.zero if dp > 1 else (0,),
+                        space.recompute,
+                    ):
+                        for overlap, offload in product(
+                            space.overlap if dp > 1 and zero < 3 else (False,),
+                            space.offload or (False,),
+                        ):
+                            if probe.parallelism is None:
+                                params = {**probe.params, "sp": sp, "zero": zero, "recompute": rc}
+                                yield Candidate(params, None, probe.reason, probe.reason_class)
+                            else:
+                                yield _candidate(
+                                    spec,
+                                    tp,
+                                    pp,
+                                    dp,
+                                    mb,
+                                    global_batch,
+                                    sched,
+                                    v,
+                                    sp,
+                                    zero,
+                                    rc,
+                                    overlap,
+                                    offload,
+                                )
 
 
 def _candidate(
-    spec: TransformerSpec,
-    tp: int,
-    pp: int,
-    dp: int,
-    mb: int,
-    batch: int,
-    sched: str,
-    v: int,
-    sp: bool,
-    zero: int,
-    rc: str,
-    overlap: bool,
-) -> Candidate:
+    spec: TransformerSpec, tp: int, pp: int, dp: int, mb: int, batch: int, sched: str, v: int,
+    sp: bool, zero: int, rc: str, overlap: bool, offload: bool,
+) -> Candidate:  # fmt: skip
     params: dict[str, object] = {
         "tp": tp, "pp": pp, "dp": dp, "micro_batch": mb, "schedule": sched, "virtual_stages": v,
         "sp": sp, "zero": zero, "recompute": rc,
     }  # fmt: skip
     if overlap:
         params["overlap_grad_reduce"] = True
+    if offload:
+        params["offload_optimizer"] = True
     if mb == 0:
         message = f"DP={dp} does not divide the global batch {batch}"
         return Candidate(params, None, message, _reason_class(message))
@@ -169,6 +166,7 @@ def _candidate(
         par = Parallelism(
             tp=tp, pp=pp, dp=dp, micro_batch=mb, global_batch=batch, schedule=sched,  # type: ignore[arg-type]
             virtual_stages=v, sp=sp, zero=zero, recompute=rc, overlap_grad_reduce=overlap,  # type: ignore[arg-type]
+            offload_optimizer=offload,
         )  # fmt: skip
         par.check_transformer(spec.heads, spec.kv_heads, spec.ffn, spec.layers, spec.experts)
     except (InfeasibleError, ConfigError) as exc:

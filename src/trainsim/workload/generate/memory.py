@@ -124,7 +124,23 @@ def stage_memory(spec: TransformerSpec, par: Parallelism, stage: int, *, capacit
         transient += 4.0 * (par.micro_batch * spec.seq) * spec.vocab / par.tp
     if par.zero >= 3:  # two layers gathered at once (current + prefetched)
         transient += 2 * (spec.dense_params_per_layer() / par.tp) * par.param_bytes
+    if par.offload_optimizer:
+        return MemoryBreakdown(stage, dense + expert, w1 + w2, g1 + g2, 0.0, activations, transient, capacity, o1 + o2)
     return MemoryBreakdown(stage, dense + expert, w1 + w2, g1 + g2, o1 + o2, activations, transient, capacity)
+
+
+def check_offload(memory: list[MemoryBreakdown], capacity_per_npu: float, tier: str = "the expanded-memory tier") -> None:
+    """Raise :class:`InfeasibleError` when a rank's offloaded bytes exceed its share of the
+    tier (``capacity_per_npu`` bytes; ``math.inf``: no limit)."""
+    from trainsim.errors import InfeasibleError
+
+    worst = max(memory, key=lambda m: m.offloaded)
+    if worst.offloaded > capacity_per_npu:
+        raise InfeasibleError(
+            f"pipeline stage {worst.stage} offloads {worst.offloaded / 1e9:.2f} GB of optimizer states per NPU "
+            f"but {tier} holds {capacity_per_npu / 1e9:.2f} GB per NPU",
+            hint="raise ZeRO's stage or the data-parallel degree (smaller shards), or give the tier more capacity",
+        )
 
 
 @dataclass
@@ -139,6 +155,7 @@ class MemoryBreakdown:
     activations: float
     transient: float  # working set on top of the saved activations (recompute, logits)
     capacity: float = 0.0
+    offloaded: float = 0.0  # bytes kept in the expanded-memory tier (not in ``total``)
 
     @property
     def total(self) -> float:
