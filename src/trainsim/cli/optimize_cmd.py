@@ -178,6 +178,7 @@ def strategy_command(
     schedules: str = typer.Option("1f1b,gpipe,interleaved", "--schedules", help="Pipeline schedules to search."),
     no_sp: bool = typer.Option(False, "--no-sp", help="Do not search sequence parallelism."),
     overlap: bool = typer.Option(False, "--overlap-grad-reduce", help="Also search overlapped gradient reduction (simulated on every rank)."),
+    offload: bool | None = typer.Option(None, "--offload/--no-offload", help="Search optimizer-state offload to the platform's memory tier (default: when it has one)."),
     rows: int = typer.Option(15, "--rows", help="Ranked rows to print."),
     json_path: Path | None = typer.Option(None, "--json", help="Write the ranked rows and rejections as JSON ('-' for stdout)."),
 ) -> None:
@@ -196,6 +197,7 @@ def strategy_command(
         tp=_int_list(tp, "--tp"), pp=_int_list(pp, "--pp"), micro_batch=_int_list(micro_batch, "--micro-batch"),
         zero=_int_list(zero, "--zero", 0) or (0,), recompute=tuple(recompute.split(",")), sp=(False,) if no_sp else (False, True),
         schedules=tuple(schedules.split(",")), overlap=(False, True) if overlap else (False,),
+        offload=None if offload is None else ((False, True) if offload else (False,)),
     )  # fmt: skip
     inputs = SearchInputs(model, gpus, global_batch, str(platform), device, seq)
     check_inputs(inputs)
@@ -249,7 +251,7 @@ def _print_strategies(console: Console, result, rows: int) -> None:  # type: ign
         + (f"; job on the first {result.rows[0].parallelism.world} of {result.platform_npus} NPUs" if result.rows and result.platform_npus > result.rows[0].parallelism.world else "")
     )  # fmt: skip
     table = Table(title="strategies, best estimate first")
-    for name in ("#", "TP", "PP", "DP", "micro-batch", "schedule", "SP", "ZeRO", "recompute", "memory/GPU", "estimate", "simulated", "error", "TFLOP/s/GPU"):
+    for name in ("#", "TP", "PP", "DP", "micro-batch", "schedule", "SP", "ZeRO", "recompute", "offload", "memory/GPU", "estimate", "simulated", "error", "TFLOP/s/GPU"):
         table.add_column(name, justify="right")
     shown = [r for i, r in enumerate(result.rows) if i < rows or r.simulated_s is not None or r.sim_error]
     for r in shown:
@@ -259,7 +261,8 @@ def _print_strategies(console: Console, result, rows: int) -> None:  # type: ign
             sim = f"failed: {r.sim_error[:40]}"
         table.add_row(
             str(result.rows.index(r) + 1), str(p["tp"]), str(p["pp"]), str(p["dp"]), str(p["micro_batch"]), _strategy_label(p),
-            "yes" if p["sp"] else "", str(p["zero"]), str(p["recompute"]), f"{r.memory.total / GB:.1f} GB", human_time(r.estimate.step_s),
+            "yes" if p["sp"] else "", str(p["zero"]), str(p["recompute"]),
+            f"optimizer {r.memory.offloaded / GB:.1f} GB" if p.get("offload_optimizer") else "", f"{r.memory.total / GB:.1f} GB", human_time(r.estimate.step_s),
             sim, "" if r.error is None else f"{r.error:+.2%}", "" if "tflops_per_gpu" not in r.metrics else f"{r.metrics['tflops_per_gpu']:.1f}",
         )  # fmt: skip
     console.print(table)

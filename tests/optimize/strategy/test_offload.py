@@ -123,3 +123,20 @@ def test_search_includes_offload_when_the_platform_has_a_tier(tiny_model, tmp_pa
     assert sorted(r.params.get("offload_optimizer", False) for r in big.rows) == [False, True]
     for row in big.simulated:
         assert abs(row.error) < 0.05
+
+
+def test_cli_shows_the_offloaded_states(tiny_model, tmp_path, capsys):
+    from trainsim.cli.main import EXIT_USER_ERROR, main
+
+    args = ["optimize", "strategy", tiny_model, "--gpus", "16", "--global-batch", "64", "--tp", "2", "--pp", "2",
+            "--micro-batch", "1", "--zero", "1", "--recompute", "full", "--schedules", "1f1b", "--no-sp", "--top-k", "0"]  # fmt: skip
+    assert main([*args, "--platform", tiered(tmp_path, "per_npu", 1)]) == 0
+    assert "optimizer 0.0 GB" in capsys.readouterr().out
+    plain = tmp_path / "plain.yaml"
+    plain.write_text(
+        yaml.safe_dump(
+            {"network": {"dims": [{"topology": "Switch", "size": 16, "bandwidth_gbps": 300, "latency_ns": 700}]}}
+        )
+    )
+    assert main([*args, "--platform", str(plain), "--offload"]) == EXIT_USER_ERROR
+    assert "offloading needs an expanded-memory tier" in capsys.readouterr().err
