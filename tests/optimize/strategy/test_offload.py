@@ -135,7 +135,13 @@ def test_cli_shows_the_offloaded_states(tiny_model, tmp_path, capsys):
     plain = tmp_path / "plain.yaml"
     plain.write_text(
         yaml.safe_dump(
-            {"network": {"dims": [{"topology": "Switch", "size": 16, "bandwidth_gbps": 300, "latency_ns": 700}]}}
+            {
+                "network": {
+                    "dims": [
+                        {"topology": "Switch", "size": 16, "bandwidth_gbps": 300, "latency_ns": 700}
+                    ]
+                }
+            }
         )
     )
     assert main([*args, "--platform", str(plain), "--offload"]) == EXIT_USER_ERROR
