@@ -146,3 +146,27 @@ def test_cli_shows_the_offloaded_states(tiny_model, tmp_path, capsys):
     )
     assert main([*args, "--platform", str(plain), "--offload"]) == EXIT_USER_ERROR
     assert "offloading needs an expanded-memory tier" in capsys.readouterr().err
+
+
+def test_generate_cli_offloads_and_refuses_a_small_tier(tiny_model, tmp_path, capsys):
+    from trainsim.cli.main import EXIT_INFEASIBLE, main
+
+    args = [
+        "generate",
+        tiny_model,
+        "--tp",
+        "2",
+        "--pp",
+        "2",
+        "--dp",
+        "4",
+        "--global-batch",
+        "64",
+        "--zero",
+        "1",
+        "--offload-optimizer",
+    ]
+    assert main([*args, "--platform", tiered(tmp_path, "per_node", 0.01)]) == EXIT_INFEASIBLE
+    assert "offloads 0.01 GB of optimizer states per NPU" in capsys.readouterr().err
+    assert main([*args, "--platform", tiered(tmp_path, "per_node", 512)]) == 0
+    assert "optimizer_states_load" in capsys.readouterr().out  # why every rank ran
