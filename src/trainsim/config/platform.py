@@ -215,6 +215,7 @@ def _to_platform(m: PlatformModel, file: str, endpoint: EndpointSpec | None) -> 
         npus_per_node=mem.npus_per_node,
         nodes=mem.nodes,
         source=file,
+        capacity=math.inf if mem.capacity_gb is None else mem.capacity_gb * 1e9,
     )
     groups = parse_comm_groups(dict(m.comm_groups), file, npus=network.npus, prefix="comm_groups.")
     platform = Platform(
@@ -342,6 +343,7 @@ def platform_to_dict(p: Platform) -> dict[str, Any]:
             "bandwidth_gbps": _in_unit(mem.bandwidth, GBPS),
             "nodes": mem.nodes,
             "npus_per_node": mem.npus_per_node,
+            **({"capacity_gb": mem.capacity / 1e9} if math.isfinite(mem.capacity) else {}),
         },
         "comm_groups": {gid: list(members) for gid, members in p.comm_groups.items()},
         **({"endpoint": _endpoint_dict(p.endpoint)} if p.endpoint is not None else {}),

@@ -227,6 +227,11 @@ class MemoryModel(_Model):
     bandwidth_gbps: GBpsOrZero = Field(default=_MEM.bandwidth / GBPS, description="Decimal GB/s, or with its unit")
     nodes: Count = _MEM.nodes
     npus_per_node: Count = _MEM.npus_per_node
+    capacity_gb: NonNeg | None = Field(
+        default=None,
+        description="Capacity of the tier in GB (1e9 B): per NPU (per_npu), per node (per_node) or in all (pool); "
+        "absent: no limit (ASTRA-sim's remote memory has none). A generated step's offloaded states are checked against it",
+    )
 
     @model_validator(mode="after")
     def _bandwidth_when_used(self) -> MemoryModel:

@@ -175,6 +175,17 @@ class RemoteMemorySpec:
     npus_per_node: int = 1
     nodes: int = 1
     source: str = field(default="", compare=False)
+    capacity: float = math.inf
+    """Bytes: per NPU (PER_NPU), per node (PER_NODE) or in all (MEMORY_POOL); ``math.inf``: no
+    limit, as ASTRA-sim's remote memory (it never checks)."""
+
+    def capacity_per_npu(self, npus: int) -> float:
+        """The tier's bytes one of ``npus`` NPUs can hold when each holds the same."""
+        if self.mode == "PER_NODE_MEMORY_EXPANSION":
+            return self.capacity / max(1, self.npus_per_node)
+        if self.mode == "MEMORY_POOL":
+            return self.capacity / max(1, npus)
+        return self.capacity
 
 
 class EndpointSpec(Protocol):

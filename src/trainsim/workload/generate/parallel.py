@@ -31,6 +31,10 @@ class Parallelism:
     (Rajbhandari et al. 2020): 1 shards optimizer states, 2 also gradients, 3 also parameters;
     ``fsdp`` is PyTorch FSDP FULL_SHARD, generated as ZeRO-3. ``virtual_stages`` model chunks
     per rank for the interleaved schedule (Narayanan et al. SC'21 §2.2.2).
+    ``offload_optimizer`` keeps the optimizer states (the ``optimizer_bytes`` per parameter of
+    the rank's shard) in the platform's expanded-memory tier instead of HBM: the optimizer
+    step loads them (overlapping the gradient synchronization) and stores them back (ZeRO-Offload,
+    Ren et al. 2021, with the tier in place of host memory).
     """
 
     tp: int = 1
@@ -47,6 +51,7 @@ class Parallelism:
     virtual_stages: int = 1
     order: str = DEFAULT_ORDER
     overlap_grad_reduce: bool = False
+    offload_optimizer: bool = False  # optimizer states in the expanded-memory tier (ZeRO-Offload style, on the device)
     pp_scatter_gather: bool = True  # Megatron SC'21 §4.1: split p2p tensors over TP, all-gather after
     param_bytes: int = 2  # bf16/fp16 parameters
     grad_bytes: int = 2  # gradients as reduced over DP
