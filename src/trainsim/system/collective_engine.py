@@ -41,7 +41,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from trainsim.collectives import (
     DOUBLE_BINARY_TREE,
@@ -49,9 +49,11 @@ from trainsim.collectives import (
     Phase,
     PhaseSpec,
     make_phase,
+    phase_output_size,
 )
 from trainsim.config.types import RENDEZVOUS_BYTES
 from trainsim.endpoint import EndpointModel
+from trainsim.endpoint.protocol import SharedResources
 from trainsim.engine import EventQueue
 from trainsim.errors import ConfigError
 from trainsim.network.injection import InjectionPorts
@@ -205,6 +207,12 @@ class Engine:
         endpoint = options.endpoint
         self._insertion_ns = endpoint.insertion_ns
         self._reduction_ns = endpoint.reduction_ns
+        # an endpoint whose collectives share the rank's resources hears when chunks start and
+        # end and when messages leave (endpoint.protocol.SharedResources); ASTRA-sim's does not
+        self.shared: SharedResources | None = None
+        if not endpoint.time_invariant:
+            self.shared = cast(SharedResources, endpoint)
+            self.send = self._fed_send  # type: ignore[method-assign]
         self.scf = options.scf
         self.queues_per_dim = q = options.queues_per_dim
         self.active_chunks = -(-options.active_chunks // q)  # per queue (Sys::Sys)
@@ -235,6 +243,22 @@ class Engine:
         if red_bytes:
             delay += self._reduction_ns(phase.rank, now + delay, red_bytes)
         queue.schedule(delay, phase.on_general_cb, None)
+
+    def _fed_send(self, phase: Phase, dst: int, nbytes: int, mirror_src: int) -> None:
+        """``send`` with a resource-sharing endpoint: the message arrives no earlier than the
+        endpoint has fed it to the network (``SharedResources.send_ready_ns``)."""
+        assert self.shared is not None
+        self._account(phase, dst, nbytes)
+        ready = self.shared.send_ready_ns(phase.rank, self.queue.now, nbytes)
+        key = (phase.tag, phase.rank, dst, nbytes)
+        self._transmit(phase.rank, dst, nbytes, self._fed_arrive, (ready, key))
+
+    def _fed_arrive(self, item: tuple[float, tuple[Any, int, int, int]]) -> None:
+        ready, key = item
+        if ready > self.queue.now:
+            self.queue.schedule_at(ready, self._arrive, key)
+        else:
+            self._arrive(key)
 
     def _account(self, phase: Phase, dst: int, nbytes: int) -> None:
         d = phase.dim
@@ -405,11 +429,27 @@ class Engine:
             return
         old.running -= 1
         self._fill(old)
+        shared = self.shared
+        if shared is not None:
+            first, last = stream.phases[0], stream.phases[-1]
+            out = phase_output_size(last.algo.kind, last.comm_type, last.in_size, len(phase.members))
+            done = shared.chunk_end_ns(stream.rank, self.queue.now, first.in_size, out)
+            if done > self.queue.now:
+                self.queue.schedule_at(done, self._chunk_done, stream)
+                return
+        self._chunk_done(stream)
+
+    def _chunk_done(self, stream: Stream) -> None:
+        """A chunk's last phase is over (and, with a resource-sharing endpoint, its result
+        stored): its rank's share of the collective may end."""
         work = stream.work
         spans = work.record.chunk_spans
         if spans:
             spans[stream.chunk][1] = self.queue.now
-        self.rank_state(stream.rank).active -= 1
+        rs = self.rank_state(stream.rank)
+        rs.active -= 1
+        if rs.active == 0 and self.shared is not None:
+            self.shared.collective_active(stream.rank, self.queue.now, False)
         work.chunks_left -= 1
         if work.chunks_left == 0:
             work.record.end_ns = self.queue.now
@@ -443,6 +483,17 @@ class Engine:
             spans = stream.work.record.chunk_spans
             if spans:
                 spans[stream.chunk][0] = self.queue.now
+            shared = self.shared
+            if shared is not None:
+                now = self.queue.now
+                ready = shared.chunk_begin_ns(stream.rank, now, stream.phases[0].in_size)
+                if ready > now:
+                    self.queue.schedule_at(ready, self._start_phase, stream)
+                    return
+        self._start_phase(stream)
+
+    def _start_phase(self, stream: Stream) -> None:
+        pos = stream.pos
         spec = stream.phases[pos]
         layout = stream.layout
         members, index = layout.members(stream.rank, spec.ldim)
@@ -482,6 +533,8 @@ class Engine:
                     trees.append(True)
             stream = Stream(rank, tag_base + c, phases, priority, trees, work, layout, c)
             rs.active += 1
+            if rs.active == 1 and self.shared is not None:
+                self.shared.collective_active(rank, self.queue.now, True)
             q = rs.queue(self._queue_id(stream))
             stream.queue = q
             q.insert(stream, self.scf)

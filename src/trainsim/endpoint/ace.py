@@ -1,0 +1,105 @@
+"""ACE, the Accelerator Collectives Engine: an engine beside the network interface that runs
+collectives out of its own SRAM (endpoint layer; Rashidi et al., ISCA 2021, Sec. IV).
+
+Rule (docs/ace.md):
+
+- a chunk is read from HBM once, by the engine's DMA at ``dma_bw`` B/s, before its first phase
+  (``chunk_begin_ns``), and its result written to HBM once after its last phase
+  (``chunk_end_ns``); the DMA is one FIFO pipe per rank (``resource.Pipe``) and, while busy,
+  uses ``dma_bw`` of the rank's HBM bandwidth (compute kernels get the rest);
+- forwarding is from SRAM (no HBM traffic); reductions run on the engine's ALUs, a second FIFO
+  pipe at ``alu_bw`` bytes reduced per second;
+- the SRAM holds ``sram_bytes``; with ``oversize: split`` a chunk is at most ``sram_bytes //
+  pipeline_chunks`` (the planner cuts collectives into more chunks, ``max_chunk_bytes``); with
+  ``spill`` chunks keep their size, and while the chunks resident on the rank exceed the SRAM
+  the excess fraction f of every message and reduction goes through HBM as in the baseline
+  (``shared.SEND_HBM`` and ``shared.REDUCE_HBM`` bytes per byte, on the DMA pipe);
+- the compute units are all the compute's: the engine uses none.
+
+Times in ns, sizes in bytes, bandwidths in B/s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar, Literal
+
+from trainsim.endpoint.resource import Pipe, ResourceEndpoint
+from trainsim.endpoint.shared import REDUCE_HBM, SEND_HBM
+
+if TYPE_CHECKING:
+    from trainsim.config.types import Platform
+
+MIB = 2**20
+
+
+@dataclass(frozen=True, slots=True)
+class AceEndpointSpec:
+    """The platform file's ``endpoint: {model: ace, ...}`` in SI units. ``hbm_bw`` None: the
+    system section's ``local_mem_bw``."""
+
+    model: ClassVar[str] = "ace"
+    sram_bytes: int = 4 * MIB
+    dma_bw: float = 450e9  # B/s
+    alu_bw: float = 1000e9  # B/s of reduced bytes
+    pipeline_chunks: int = 4
+    oversize: Literal["split", "spill"] = "split"
+    hbm_bw: float | None = None  # B/s
+
+
+class AceEndpoint(ResourceEndpoint):
+    """The collectives engine beside the NIC (module docstring)."""
+
+    def __init__(self, spec: AceEndpointSpec, hbm_bw: float, delay_ns: float) -> None:
+        super().__init__(hbm_bw, delay_ns)
+        self.spec = spec
+        self.dma_bw = min(spec.dma_bw, self.hbm_bw)
+        self.alu = Pipe()
+        self.resident: dict[int, int] = {}
+        self._hbm_left = (self.hbm_bw - self.dma_bw) / self.hbm_bw
+
+    def max_chunk_bytes(self) -> int | None:
+        if self.spec.oversize == "split":
+            return max(1, self.spec.sram_bytes // self.spec.pipeline_chunks)
+        return None
+
+    def spill_fraction(self, rank: int) -> float:
+        """The fraction of the rank's resident chunks that does not fit in the SRAM."""
+        resident = self.resident.get(rank, 0)
+        if resident <= self.spec.sram_bytes:
+            return 0.0
+        return 1.0 - self.spec.sram_bytes / resident
+
+    def chunk_begin_ns(self, rank: int, now_ns: float, nbytes: int) -> float:
+        self.resident[rank] = self.resident.get(rank, 0) + nbytes
+        return self.move_hbm(rank, now_ns, nbytes, self.dma_bw)
+
+    def send_ready_ns(self, rank: int, now_ns: float, nbytes: int) -> float:
+        self.log(rank).network_bytes += nbytes
+        spill = self.spill_fraction(rank)
+        if spill > 0.0:
+            return self.move_hbm(rank, now_ns, SEND_HBM * spill * nbytes, self.dma_bw)
+        return now_ns
+
+    def reduction_ns(self, rank: int, now_ns: float, nbytes: int) -> float:
+        self.log(rank).alu_bytes += nbytes
+        end = self.alu.reserve(rank, now_ns, nbytes, self.spec.alu_bw)[1]
+        spill = self.spill_fraction(rank)
+        if spill > 0.0:
+            end = max(end, self.move_hbm(rank, now_ns, REDUCE_HBM * spill * nbytes, self.dma_bw))
+        return end - now_ns
+
+    def chunk_end_ns(self, rank: int, now_ns: float, in_bytes: int, out_bytes: int) -> float:
+        self.resident[rank] -= in_bytes
+        return self.move_hbm(rank, now_ns, out_bytes, self.dma_bw)
+
+    def compute_share(self, rank: int, now_ns: float) -> tuple[float, float]:
+        return 1.0, (self._hbm_left if self.hbm.busy(rank, now_ns) else 1.0)
+
+
+def build_ace_endpoint(spec: AceEndpointSpec, platform: Platform, compat_astra: bool) -> AceEndpoint:
+    """The registry's factory: HBM bandwidth from the spec or the system's ``local_mem_bw``,
+    the insertion delay from the system's ``endpoint_delay_ns``."""
+    system = platform.system
+    hbm = system.local_mem_bw if spec.hbm_bw is None else spec.hbm_bw
+    return AceEndpoint(spec, hbm, system.endpoint_delay_ns)
