@@ -10,7 +10,9 @@ Rule (docs/ace.md):
 - forwarding is from SRAM (no HBM traffic); reductions run on the engine's ALUs, a second FIFO
   pipe at ``alu_bw`` bytes reduced per second;
 - the SRAM holds ``sram_bytes``; with ``oversize: split`` a chunk is at most ``sram_bytes //
-  pipeline_chunks`` (the planner cuts collectives into more chunks, ``max_chunk_bytes``); with
+  pipeline_chunks`` (the planner cuts collectives into more chunks, ``max_chunk_bytes``), and
+  the engine is taken to hold ``pipeline_chunks`` of them (the count of chunks in flight is the
+  system's, not checked against it); with
   ``spill`` chunks keep their size, and while the chunks resident on the rank exceed the SRAM
   the excess fraction f of every message and reduction goes through HBM as in the baseline
   (``shared.SEND_HBM`` and ``shared.REDUCE_HBM`` bytes per byte, on the DMA pipe);
@@ -64,9 +66,10 @@ class AceEndpoint(ResourceEndpoint):
         return None
 
     def spill_fraction(self, rank: int) -> float:
-        """The fraction of the rank's resident chunks that does not fit in the SRAM."""
+        """With ``spill``, the fraction of the rank's resident chunks that does not fit in the
+        SRAM; with ``split`` 0 (chunks are cut to their SRAM share)."""
         resident = self.resident.get(rank, 0)
-        if resident <= self.spec.sram_bytes:
+        if self.spec.oversize == "split" or resident <= self.spec.sram_bytes:
             return 0.0
         return 1.0 - self.spec.sram_bytes / resident
 
