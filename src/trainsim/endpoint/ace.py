@@ -3,9 +3,11 @@ collectives out of its own SRAM (endpoint layer; Rashidi et al., ISCA 2021, Sec.
 
 Rule (docs/ace.md):
 
-- a chunk is read from HBM once, by the engine's DMA at ``dma_bw`` B/s, before its first phase
-  (``chunk_begin_ns``), and its result written to HBM once after its last phase
-  (``chunk_end_ns``); the DMA is one FIFO pipe per rank (``resource.Pipe``) and, while busy,
+- a chunk is read from HBM once, by the engine's DMA at ``dma_bw`` B/s, streaming: its first
+  phase starts once the first message's share (``nbytes / parts``) is in (``chunk_begin_ns``);
+  its result is written to HBM once, the last phase's share last: the chunk is done when that
+  share is written (``chunk_end_ns``; the rest of the write streams while the DMA pipe is
+  otherwise idle, and it is charged as HBM traffic at once); the DMA is one FIFO pipe per rank (``resource.Pipe``) and, while busy,
   uses ``dma_bw`` of the rank's HBM bandwidth (compute kernels get the rest);
 - forwarding is from SRAM (no HBM traffic); reductions run on the engine's ALUs, a second FIFO
   pipe at ``alu_bw`` bytes reduced per second;
@@ -73,9 +75,10 @@ class AceEndpoint(ResourceEndpoint):
             return 0.0
         return 1.0 - self.spec.sram_bytes / resident
 
-    def chunk_begin_ns(self, rank: int, now_ns: float, nbytes: int) -> float:
+    def chunk_begin_ns(self, rank: int, now_ns: float, nbytes: int, parts: int) -> float:
         self.resident[rank] = self.resident.get(rank, 0) + nbytes
-        return self.move_hbm(rank, now_ns, nbytes, self.dma_bw)
+        end = self.move_hbm(rank, now_ns, nbytes, self.dma_bw)
+        return end - (nbytes - nbytes / parts) / self.dma_bw * 1e9  # the first share is in
 
     def send_ready_ns(self, rank: int, now_ns: float, nbytes: int) -> float:
         self.log(rank).network_bytes += nbytes
@@ -92,9 +95,10 @@ class AceEndpoint(ResourceEndpoint):
             end = max(end, self.move_hbm(rank, now_ns, REDUCE_HBM * spill * nbytes, self.dma_bw))
         return end - now_ns
 
-    def chunk_end_ns(self, rank: int, now_ns: float, in_bytes: int, out_bytes: int) -> float:
+    def chunk_end_ns(self, rank: int, now_ns: float, in_bytes: int, out_bytes: int, parts: int) -> float:
         self.resident[rank] -= in_bytes
-        return self.move_hbm(rank, now_ns, out_bytes, self.dma_bw)
+        start = self.move_hbm(rank, now_ns, out_bytes, self.dma_bw) - out_bytes / self.dma_bw * 1e9
+        return start + out_bytes / parts / self.dma_bw * 1e9  # the rest streams behind it
 
     def compute_share(self, rank: int, now_ns: float) -> tuple[float, float]:
         return 1.0, (self._hbm_left if self.hbm.busy(rank, now_ns) else 1.0)

@@ -62,9 +62,10 @@ class SharedResources(Protocol):
         """``rank`` has collective chunks in flight from ``now_ns`` (``active``) or none."""
         ...
 
-    def chunk_begin_ns(self, rank: int, now_ns: float, nbytes: int) -> float:
-        """A chunk of ``nbytes`` starts its first phase on ``rank``: the time it may (ACE: once
-        its engine has read the chunk from HBM)."""
+    def chunk_begin_ns(self, rank: int, now_ns: float, nbytes: int, parts: int) -> float:
+        """A chunk of ``nbytes`` starts its first phase, among ``parts`` members, on ``rank``:
+        the time it may (ACE: once its engine has read the first message's share, about
+        ``nbytes / parts``, from HBM)."""
         ...
 
     def send_ready_ns(self, rank: int, now_ns: float, nbytes: int) -> float:
@@ -73,9 +74,10 @@ class SharedResources(Protocol):
         feeds it)."""
         ...
 
-    def chunk_end_ns(self, rank: int, now_ns: float, in_bytes: int, out_bytes: int) -> float:
-        """A chunk that began with ``in_bytes`` ends its last phase with ``out_bytes`` on
-        ``rank``: the time it is done (ACE: once its result is written to HBM)."""
+    def chunk_end_ns(self, rank: int, now_ns: float, in_bytes: int, out_bytes: int, parts: int) -> float:
+        """A chunk that began with ``in_bytes`` ends its last phase, among ``parts`` members,
+        with ``out_bytes`` on ``rank``: the time it is done (ACE: once the last message's share
+        of its result is written to HBM)."""
         ...
 
     def compute_share(self, rank: int, now_ns: float) -> tuple[float, float]:

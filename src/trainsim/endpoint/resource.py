@@ -32,23 +32,28 @@ class CommUsage:
 
 
 class Pipe:
-    """A FIFO server per rank (module docstring)."""
+    """A FIFO server per rank (module docstring). A rank's pipe is busy from the start of a
+    transfer it took while idle (``since``) to the end of the last one it holds."""
 
-    __slots__ = ("busy_until",)
+    __slots__ = ("busy_until", "since")
 
     def __init__(self) -> None:
         self.busy_until: dict[int, float] = {}
+        self.since: dict[int, float] = {}
 
     def reserve(self, rank: int, now_ns: float, nbytes: float, rate: float) -> tuple[float, float]:
-        """Occupy ``rank``'s pipe for ``nbytes`` at ``rate`` B/s from when it frees: (start,
-        end) in ns."""
-        start = max(now_ns, self.busy_until.get(rank, 0.0))
+        """Occupy ``rank``'s pipe for ``nbytes`` at ``rate`` B/s from ``now_ns`` or when it
+        frees: (start, end) in ns."""
+        until = self.busy_until.get(rank, 0.0)
+        if until < now_ns:
+            self.since[rank] = now_ns
+        start = max(now_ns, until)
         end = start + nbytes / rate * 1e9
         self.busy_until[rank] = end
         return start, end
 
     def busy(self, rank: int, now_ns: float) -> bool:
-        return self.busy_until.get(rank, 0.0) > now_ns
+        return self.since.get(rank, 0.0) <= now_ns < self.busy_until.get(rank, 0.0)
 
 
 class ResourceEndpoint:
@@ -99,16 +104,22 @@ class ResourceEndpoint:
         the end (ns). The executor hears when the pipe turns busy and when it turns idle."""
         if nbytes <= 0:
             return now_ns
-        was_busy = self.hbm.busy(rank, now_ns)
+        was_idle = self.hbm.busy_until.get(rank, 0.0) < now_ns or not self.hbm.busy(rank, now_ns)
         start, end = self.hbm.reserve(rank, now_ns, nbytes, rate)
         usage = self.log(rank)
         usage.hbm.append((start, end, nbytes))
         usage.hbm_bytes += nbytes
-        if not was_busy:
-            self._changed(rank)
-            if self._queue is not None:
-                self._queue.schedule_at(end, self._idle_check, rank)
+        queue = self._queue
+        if was_idle and queue is not None:
+            if start > queue.now:  # a transfer that starts later (after an insertion's delay)
+                queue.schedule_at(start, self._busy_now, rank)
+            else:
+                self._changed(rank)
+            queue.schedule_at(end, self._idle_check, rank)
         return end
+
+    def _busy_now(self, rank: int) -> None:
+        self._changed(rank)
 
     def _idle_check(self, rank: int) -> None:
         queue = self._queue

@@ -63,14 +63,14 @@ class SharedEndpoint(ResourceEndpoint):
     def reduction_ns(self, rank: int, now_ns: float, nbytes: int) -> float:
         return self.move_hbm(rank, now_ns, REDUCE_HBM * nbytes, self.rate) - now_ns
 
-    def chunk_begin_ns(self, rank: int, now_ns: float, nbytes: int) -> float:
+    def chunk_begin_ns(self, rank: int, now_ns: float, nbytes: int, parts: int) -> float:
         return now_ns
 
     def send_ready_ns(self, rank: int, now_ns: float, nbytes: int) -> float:
         self.log(rank).network_bytes += nbytes
         return self.move_hbm(rank, now_ns, SEND_HBM * nbytes, self.rate)
 
-    def chunk_end_ns(self, rank: int, now_ns: float, in_bytes: int, out_bytes: int) -> float:
+    def chunk_end_ns(self, rank: int, now_ns: float, in_bytes: int, out_bytes: int, parts: int) -> float:
         return now_ns
 
     def compute_share(self, rank: int, now_ns: float) -> tuple[float, float]:

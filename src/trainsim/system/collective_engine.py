@@ -432,8 +432,9 @@ class Engine:
         shared = self.shared
         if shared is not None:
             first, last = stream.phases[0], stream.phases[-1]
-            out = phase_output_size(last.algo.kind, last.comm_type, last.in_size, len(phase.members))
-            done = shared.chunk_end_ns(stream.rank, self.queue.now, first.in_size, out)
+            parts = len(phase.members)
+            out = phase_output_size(last.algo.kind, last.comm_type, last.in_size, parts)
+            done = shared.chunk_end_ns(stream.rank, self.queue.now, first.in_size, out, parts)
             if done > self.queue.now:
                 self.queue.schedule_at(done, self._chunk_done, stream)
                 return
@@ -486,7 +487,9 @@ class Engine:
             shared = self.shared
             if shared is not None:
                 now = self.queue.now
-                ready = shared.chunk_begin_ns(stream.rank, now, stream.phases[0].in_size)
+                first = stream.phases[0]
+                parts = len(stream.layout.members(stream.rank, first.ldim)[0])
+                ready = shared.chunk_begin_ns(stream.rank, now, first.in_size, parts)
                 if ready > now:
                     self.queue.schedule_at(ready, self._start_phase, stream)
                     return
