@@ -4,11 +4,15 @@ collectives out of its own SRAM (endpoint layer; Rashidi et al., ISCA 2021, Sec.
 Rule (docs/ace.md):
 
 - a chunk is read from HBM once, by the engine's DMA at ``dma_bw`` B/s, streaming: its first
-  phase starts once the first message's share (``nbytes / parts``) is in (``chunk_begin_ns``);
-  its result is written to HBM once, the last phase's share last: the chunk is done when that
-  share is written (``chunk_end_ns``; the rest of the write streams while the DMA pipe is
-  otherwise idle, and it is charged as HBM traffic at once); the DMA is one FIFO pipe per rank (``resource.Pipe``) and, while busy,
-  uses ``dma_bw`` of the rank's HBM bandwidth (compute kernels get the rest);
+  phase starts when the DMA pipe takes it (``chunk_begin_ns``), and its messages arrive no
+  earlier than the first message's share (``nbytes / parts``) is in (``send_ready_ns``: the
+  read overlaps the network as the baseline's feed does); its result is written to HBM once,
+  streaming behind the last phase's arrivals: the chunk is done when the DMA pipe takes the
+  write (``chunk_end_ns``), the write's bytes charged to the pipe from then. The DMA has a read
+  and a write channel, each at ``dma_bw / 2`` (a chunk's read does not queue behind the last
+  one's write), each one FIFO pipe per rank (``resource.Pipe``), and each, while busy, uses its
+  rate of the rank's HBM bandwidth (compute kernels get the rest); spilled traffic takes the
+  read channel;
 - forwarding is from SRAM (no HBM traffic); reductions run on the engine's ALUs, a second FIFO
   pipe at ``alu_bw`` bytes reduced per second;
 - the SRAM holds ``sram_bytes``; with ``oversize: split`` a chunk is at most ``sram_bytes //
@@ -17,7 +21,7 @@ Rule (docs/ace.md):
   system's, not checked against it); with
   ``spill`` chunks keep their size, and while the chunks resident on the rank exceed the SRAM
   the excess fraction f of every message and reduction goes through HBM as in the baseline
-  (``shared.SEND_HBM`` and ``shared.REDUCE_HBM`` bytes per byte, on the DMA pipe);
+  (``shared.SEND_HBM`` and ``shared.REDUCE_HBM`` bytes per byte, on the read channel);
 - the compute units are all the compute's: the engine uses none.
 
 Times in ns, sizes in bytes, bandwidths in B/s.
@@ -58,9 +62,12 @@ class AceEndpoint(ResourceEndpoint):
         super().__init__(hbm_bw, delay_ns)
         self.spec = spec
         self.dma_bw = min(spec.dma_bw, self.hbm_bw)
+        self.channel_bw = self.dma_bw / 2  # one read and one write channel (module docstring)
+        self.write = Pipe()  # ``self.hbm`` is the read channel
         self.alu = Pipe()
         self.resident: dict[int, int] = {}
-        self._hbm_left = (self.hbm_bw - self.dma_bw) / self.hbm_bw
+        self.first_in: dict[int, float] = {}  # rank -> when its latest chunk's first share is in
+        self._channel_share = self.channel_bw / self.hbm_bw
 
     def max_chunk_bytes(self) -> int | None:
         if self.spec.oversize == "split":
@@ -77,31 +84,34 @@ class AceEndpoint(ResourceEndpoint):
 
     def chunk_begin_ns(self, rank: int, now_ns: float, nbytes: int, parts: int) -> float:
         self.resident[rank] = self.resident.get(rank, 0) + nbytes
-        end = self.move_hbm(rank, now_ns, nbytes, self.dma_bw)
-        return end - (nbytes - nbytes / parts) / self.dma_bw * 1e9  # the first share is in
+        start = self.move_hbm(rank, now_ns, nbytes, self.channel_bw) - nbytes / self.channel_bw * 1e9
+        self.first_in[rank] = start + nbytes / parts / self.channel_bw * 1e9
+        return start
 
     def send_ready_ns(self, rank: int, now_ns: float, nbytes: int) -> float:
         self.log(rank).network_bytes += nbytes
+        ready = max(now_ns, self.first_in.get(rank, 0.0))
         spill = self.spill_fraction(rank)
         if spill > 0.0:
-            return self.move_hbm(rank, now_ns, SEND_HBM * spill * nbytes, self.dma_bw)
-        return now_ns
+            ready = max(ready, self.move_hbm(rank, now_ns, SEND_HBM * spill * nbytes, self.channel_bw))
+        return ready
 
     def reduction_ns(self, rank: int, now_ns: float, nbytes: int) -> float:
         self.log(rank).alu_bytes += nbytes
         end = self.alu.reserve(rank, now_ns, nbytes, self.spec.alu_bw)[1]
         spill = self.spill_fraction(rank)
         if spill > 0.0:
-            end = max(end, self.move_hbm(rank, now_ns, REDUCE_HBM * spill * nbytes, self.dma_bw))
+            end = max(end, self.move_hbm(rank, now_ns, REDUCE_HBM * spill * nbytes, self.channel_bw))
         return end - now_ns
 
     def chunk_end_ns(self, rank: int, now_ns: float, in_bytes: int, out_bytes: int, parts: int) -> float:
         self.resident[rank] -= in_bytes
-        start = self.move_hbm(rank, now_ns, out_bytes, self.dma_bw) - out_bytes / self.dma_bw * 1e9
-        return start + out_bytes / parts / self.dma_bw * 1e9  # the rest streams behind it
+        end = self.move_hbm(rank, now_ns, out_bytes, self.channel_bw, self.write)
+        return end - out_bytes / self.channel_bw * 1e9
 
     def compute_share(self, rank: int, now_ns: float) -> tuple[float, float]:
-        return 1.0, (self._hbm_left if self.hbm.busy(rank, now_ns) else 1.0)
+        busy = self.hbm.busy(rank, now_ns) + self.write.busy(rank, now_ns)
+        return 1.0, 1.0 - busy * self._channel_share
 
 
 def build_ace_endpoint(spec: AceEndpointSpec, platform: Platform, compat_astra: bool) -> AceEndpoint:

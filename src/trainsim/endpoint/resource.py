@@ -99,13 +99,16 @@ class ResourceEndpoint:
             usage = self.logs[rank] = CommUsage()
         return usage
 
-    def move_hbm(self, rank: int, now_ns: float, nbytes: float, rate: float) -> float:
-        """``nbytes`` of collective HBM traffic of ``rank`` through its HBM pipe at ``rate``:
-        the end (ns). The executor hears when the pipe turns busy and when it turns idle."""
+    def move_hbm(self, rank: int, now_ns: float, nbytes: float, rate: float, pipe: Pipe | None = None) -> float:
+        """``nbytes`` of collective HBM traffic of ``rank`` through its HBM pipe (or another
+        one of its HBM ``pipe``s) at ``rate``: the end (ns). The executor hears when the pipe
+        turns busy and when it turns idle."""
         if nbytes <= 0:
             return now_ns
-        was_idle = self.hbm.busy_until.get(rank, 0.0) < now_ns or not self.hbm.busy(rank, now_ns)
-        start, end = self.hbm.reserve(rank, now_ns, nbytes, rate)
+        if pipe is None:
+            pipe = self.hbm
+        was_idle = pipe.busy_until.get(rank, 0.0) < now_ns or not pipe.busy(rank, now_ns)
+        start, end = pipe.reserve(rank, now_ns, nbytes, rate)
         usage = self.log(rank)
         usage.hbm.append((start, end, nbytes))
         usage.hbm_bytes += nbytes
@@ -115,17 +118,18 @@ class ResourceEndpoint:
                 queue.schedule_at(start, self._busy_now, rank)
             else:
                 self._changed(rank)
-            queue.schedule_at(end, self._idle_check, rank)
+            queue.schedule_at(end, self._idle_check, (rank, pipe))
         return end
 
     def _busy_now(self, rank: int) -> None:
         self._changed(rank)
 
-    def _idle_check(self, rank: int) -> None:
+    def _idle_check(self, item: tuple[int, Pipe]) -> None:
+        rank, pipe = item
         queue = self._queue
-        until = self.hbm.busy_until[rank]
+        until = pipe.busy_until[rank]
         if until > queue.now:
-            queue.schedule_at(until, self._idle_check, rank)
+            queue.schedule_at(until, self._idle_check, item)
         else:
             self._changed(rank)
 

@@ -428,16 +428,18 @@ class Engine:
             self._fill(new)
             return
         old.running -= 1
-        self._fill(old)
         shared = self.shared
-        if shared is not None:
+        if shared is not None:  # the chunk's end first: the stream started next queues behind it
             first, last = stream.phases[0], stream.phases[-1]
             parts = len(phase.members)
             out = phase_output_size(last.algo.kind, last.comm_type, last.in_size, parts)
             done = shared.chunk_end_ns(stream.rank, self.queue.now, first.in_size, out, parts)
+            self._fill(old)
             if done > self.queue.now:
                 self.queue.schedule_at(done, self._chunk_done, stream)
                 return
+        else:
+            self._fill(old)
         self._chunk_done(stream)
 
     def _chunk_done(self, stream: Stream) -> None:
