@@ -39,7 +39,9 @@ BANDS = {"resnet50": (1.2, 1.6), "gnmt": (1.05, 1.2), "dlrm": (1.05, 1.2)}
 
 def _row(what: str, value: float, paper: str, band: tuple[float, float]) -> dict[str, object]:
     met = band[0] <= value <= band[1]
-    print(f"{what:<58} {value:6.2f}x  paper {paper:<18} band {band[0]}-{band[1]}  {'met' if met else 'NOT met'}")
+    print(
+        f"{what:<58} {value:6.2f}x  paper {paper:<18} band {band[0]}-{band[1]}  {'met' if met else 'NOT met'}"
+    )
     return {"row": what, "value": value, "band": band, "met": met}
 
 
@@ -54,10 +56,22 @@ def main() -> None:
     base = hbm_per_network_byte(allreduce, {"model": "shared"})
     ace = hbm_per_network_byte(allreduce, {"model": "ace"})
     print(f"HBM bytes per network byte: baseline {base:.3f}, ACE {ace:.3f}")
-    rows.append(_row("HBM bandwidth to drive the same network bandwidth, base/ACE", base / ace, "3.5x", (2.5, 4.5)))
+    rows.append(
+        _row(
+            "HBM bandwidth to drive the same network bandwidth, base/ACE",
+            base / ace,
+            "3.5x",
+            (2.5, 4.5),
+        )
+    )
     gains = []
     for name in args.models.split(","):
-        wl = generate(get_model(name), Parallelism(dp=64, micro_batch=args.micro_batch), network_sizes=[4, 4, 4], check_memory=False)
+        wl = generate(
+            get_model(name),
+            Parallelism(dp=64, micro_batch=args.micro_batch),
+            network_sizes=[4, 4, 4],
+            check_memory=False,
+        )
         c = compare(name, wl.graphs)
         b = c.baseline
         print(
@@ -67,13 +81,47 @@ def main() -> None:
             f"ideal {c.ideal.step_s * 1e3:.3f} ms ({c.ideal.effective_gbps:.1f} GB/s)"
         )
         gains.append(c.bandwidth_gain)
-        rows.append(_row(f"{name}: effective network bandwidth, ACE/best baseline", c.bandwidth_gain, "1.44x avg, 2.67x max", (1.3, 2.7)))
-        rows.append(_row(f"{name}: iteration time, best baseline/ACE", c.speedup, f"{PAPER[name]}x", BANDS[name]))
-        if c.ideal.step_s > c.ace.step_s * (1 + 1e-9) or c.ace.step_s > c.baseline.step_s * (1 + 1e-9):
-            print(f"  ORDER VIOLATED: ideal {c.ideal.step_s} ACE {c.ace.step_s} baseline {c.baseline.step_s}")
+        rows.append(
+            _row(
+                f"{name}: effective network bandwidth, ACE/best baseline",
+                c.bandwidth_gain,
+                "1.44x avg, 2.67x max",
+                (1.3, 2.7),
+            )
+        )
+        rows.append(
+            _row(
+                f"{name}: iteration time, best baseline/ACE",
+                c.speedup,
+                f"{PAPER[name]}x",
+                BANDS[name],
+            )
+        )
+        if c.ideal.step_s > c.ace.step_s * (1 + 1e-9) or c.ace.step_s > c.baseline.step_s * (
+            1 + 1e-9
+        ):
+            print(
+                f"  ORDER VIOLATED: ideal {c.ideal.step_s} ACE {c.ace.step_s} baseline {c.baseline.step_s}"
+            )
     if gains:
-        rows.append(_row("effective network bandwidth, ACE/best baseline, mean", sum(gains) / len(gains), "1.44x", (1.3, 2.7)))
-    print(json.dumps({"bench": "ace", "micro_batch": args.micro_batch, "rows": rows, "wall_s": time.perf_counter() - started}))
+        rows.append(
+            _row(
+                "effective network bandwidth, ACE/best baseline, mean",
+                sum(gains) / len(gains),
+                "1.44x",
+                (1.3, 2.7),
+            )
+        )
+    print(
+        json.dumps(
+            {
+                "bench": "ace",
+                "micro_batch": args.micro_batch,
+                "rows": rows,
+                "wall_s": time.perf_counter() - started,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

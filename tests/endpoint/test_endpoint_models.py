@@ -75,7 +75,11 @@ def test_astra_section_loads_dumps_and_sets_the_fast_path(tmp_path):
 @pytest.mark.parametrize(
     ("section", "field", "match"),
     [
-        ("{model: nonesuch}", "endpoint.model", r"got 'nonesuch'; expected an endpoint model, one of astra, shared, ace, ideal"),
+        (
+            "{model: nonesuch}",
+            "endpoint.model",
+            r"got 'nonesuch'; expected an endpoint model, one of astra, shared, ace, ideal",
+        ),
         (
             "{fast_path_ns: 4}",
             "endpoint.model",

@@ -20,12 +20,22 @@ from trainsim.workload.graph import GraphBuilder
 from trainsim.workload.micro import collective_workload, data_parallel_workload, replicate
 
 MiB = 2**20
-SHARED = {"model": "shared", "compute_units": 10, "comm_units": 2, "comm_hbm_gbps": 200, "unit_bandwidth_gbps": 100}
+SHARED = {
+    "model": "shared",
+    "compute_units": 10,
+    "comm_units": 2,
+    "comm_hbm_gbps": 200,
+    "unit_bandwidth_gbps": 100,
+}
 
 
-def ring(n: int = 4, algo: str = "ring", endpoint: dict[str, Any] | None = None, bw: float = 100.0) -> Any:
+def ring(
+    n: int = 4, algo: str = "ring", endpoint: dict[str, Any] | None = None, bw: float = 100.0
+) -> Any:
     data: dict[str, Any] = {
-        "network": {"dims": [{"topology": "Ring", "size": n, "bandwidth_gbps": bw, "latency_ns": 500}]},
+        "network": {
+            "dims": [{"topology": "Ring", "size": n, "bandwidth_gbps": bw, "latency_ns": 500}]
+        },
         "system": {
             "endpoint_delay_ns": 10,
             "local_mem_bw_gbps": 1000,
@@ -51,7 +61,11 @@ def test_hbm_traffic_per_step_by_hand(algo):
     all-gather of S / n per rank moves the same messages with no reduction: 2 x 3 MiB. An
     all-reduce is both: (5 + 2) / 2 = 3.5 per network byte."""
     platform = ring(4, algo, SHARED)
-    expect = {"reduce_scatter": (3 * MiB, 5 * 3 * MiB), "all_gather": (3 * MiB, 2 * 3 * MiB), "all_reduce": (6 * MiB, 7 * 3 * MiB)}
+    expect = {
+        "reduce_scatter": (3 * MiB, 5 * 3 * MiB),
+        "all_gather": (3 * MiB, 2 * 3 * MiB),
+        "all_reduce": (6 * MiB, 7 * 3 * MiB),
+    }
     for collective, (net, hbm) in expect.items():
         size = MiB if collective == "all_gather" else 4 * MiB
         result = simulate(platform, collective_workload(4, collective, size))
@@ -66,7 +80,9 @@ def _compute_and_collective(flops: float, nbytes: int, size: int) -> Any:
     """Every rank: one compute node and one all-reduce, both ready at t = 0."""
     b = GraphBuilder(source="<test>")
     b.add(0, NodeType.COMP_NODE, "kernel", num_ops=flops, tensor_size=nbytes)
-    b.add(1, NodeType.COMM_COLL_NODE, "allreduce", comm_type=int(CommType.ALL_REDUCE), comm_size=size)
+    b.add(
+        1, NodeType.COMM_COLL_NODE, "allreduce", comm_type=int(CommType.ALL_REDUCE), comm_size=size
+    )
     return replicate(b.build(), 4)
 
 
@@ -128,8 +144,12 @@ def test_ace_splits_a_chunk_larger_than_its_sram():
     into 8 chunks of 1 MiB; 4 MiB holds the 2 MiB chunks whole. With spill the chunks keep
     their size and the excess goes through HBM: more than the 2 x 8 MiB of one read and one
     write per chunk."""
+
     def run(**ace: Any) -> Any:
-        return simulate(ring(4, "ring", {"model": "ace", "pipeline_chunks": 1, **ace}), collective_workload(4, "all_reduce", 8 * MiB))
+        return simulate(
+            ring(4, "ring", {"model": "ace", "pipeline_chunks": 1, **ace}),
+            collective_workload(4, "all_reduce", 8 * MiB),
+        )
 
     small, big = run(sram_mib=1.0), run(sram_mib=4.0)
     assert small.collectives[0].chunks == 8 and big.collectives[0].chunks == 4
@@ -140,7 +160,11 @@ def test_ace_splits_a_chunk_larger_than_its_sram():
 
 
 def test_sections_load_dump_and_refuse_bad_values():
-    for section in (SHARED, {"model": "ace", "sram_mib": 2.0, "oversize": "spill"}, {"model": "ideal"}):
+    for section in (
+        SHARED,
+        {"model": "ace", "sram_mib": 2.0, "oversize": "spill"},
+        {"model": "ideal"},
+    ):
         platform = ring(4, "ring", section)
         again = parse_platform(__import__("yaml").safe_load(dump_platform(platform)), "<again>")
         assert again.endpoint == platform.endpoint
@@ -165,7 +189,9 @@ def test_sections_load_dump_and_refuse_bad_values():
     bw=st.sampled_from([50.0, 200.0, 400.0]),
     comm_units=st.integers(1, 8),
 )
-def test_ideal_never_slower_than_ace_never_slower_than_baseline(n, algo, size_kib, layers, bw, comm_units):
+def test_ideal_never_slower_than_ace_never_slower_than_baseline(
+    n, algo, size_kib, layers, bw, comm_units
+):
     """On one platform: ideal <= ACE <= the baseline, ACE with its default engine (DMA 450
     GB/s, ALUs 1000 GB/s, 4 MiB SRAM) against a baseline whose collectives may use up to 200
     GB/s of HBM (an engine provisioned at least as well as the baseline's share: the paper's

@@ -12,7 +12,9 @@ from trainsim.system.api import simulate
 from trainsim.workload.micro import data_parallel_workload
 
 PLATFORM = {
-    "network": {"dims": [{"topology": "Ring", "size": 4, "bandwidth_gbps": 100, "latency_ns": 500}]},
+    "network": {
+        "dims": [{"topology": "Ring", "size": 4, "bandwidth_gbps": 100, "latency_ns": 500}]
+    },
     "system": {"all_reduce": ["ring"], "local_mem_bw_gbps": 1000},
     "endpoint": {"model": "shared", "compute_units": 10, "comm_units": 2, "comm_hbm_gbps": 200},
 }

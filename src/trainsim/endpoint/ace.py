@@ -84,7 +84,9 @@ class AceEndpoint(ResourceEndpoint):
 
     def chunk_begin_ns(self, rank: int, now_ns: float, nbytes: int, parts: int) -> float:
         self.resident[rank] = self.resident.get(rank, 0) + nbytes
-        start = self.move_hbm(rank, now_ns, nbytes, self.channel_bw) - nbytes / self.channel_bw * 1e9
+        start = (
+            self.move_hbm(rank, now_ns, nbytes, self.channel_bw) - nbytes / self.channel_bw * 1e9
+        )
         self.first_in[rank] = start + nbytes / parts / self.channel_bw * 1e9
         return start
 
@@ -93,7 +95,9 @@ class AceEndpoint(ResourceEndpoint):
         ready = max(now_ns, self.first_in.get(rank, 0.0))
         spill = self.spill_fraction(rank)
         if spill > 0.0:
-            ready = max(ready, self.move_hbm(rank, now_ns, SEND_HBM * spill * nbytes, self.channel_bw))
+            ready = max(
+                ready, self.move_hbm(rank, now_ns, SEND_HBM * spill * nbytes, self.channel_bw)
+            )
         return ready
 
     def reduction_ns(self, rank: int, now_ns: float, nbytes: int) -> float:
@@ -101,10 +105,14 @@ class AceEndpoint(ResourceEndpoint):
         end = self.alu.reserve(rank, now_ns, nbytes, self.spec.alu_bw)[1]
         spill = self.spill_fraction(rank)
         if spill > 0.0:
-            end = max(end, self.move_hbm(rank, now_ns, REDUCE_HBM * spill * nbytes, self.channel_bw))
+            end = max(
+                end, self.move_hbm(rank, now_ns, REDUCE_HBM * spill * nbytes, self.channel_bw)
+            )
         return end - now_ns
 
-    def chunk_end_ns(self, rank: int, now_ns: float, in_bytes: int, out_bytes: int, parts: int) -> float:
+    def chunk_end_ns(
+        self, rank: int, now_ns: float, in_bytes: int, out_bytes: int, parts: int
+    ) -> float:
         self.resident[rank] -= in_bytes
         end = self.move_hbm(rank, now_ns, out_bytes, self.channel_bw, self.write)
         return end - out_bytes / self.channel_bw * 1e9
@@ -114,7 +122,9 @@ class AceEndpoint(ResourceEndpoint):
         return 1.0, 1.0 - busy * self._channel_share
 
 
-def build_ace_endpoint(spec: AceEndpointSpec, platform: Platform, compat_astra: bool) -> AceEndpoint:
+def build_ace_endpoint(
+    spec: AceEndpointSpec, platform: Platform, compat_astra: bool
+) -> AceEndpoint:
     """The registry's factory: HBM bandwidth from the spec or the system's ``local_mem_bw``,
     the insertion delay from the system's ``endpoint_delay_ns``."""
     system = platform.system

@@ -65,16 +65,21 @@ class SharedEndpointConfig(EndpointConfig):
     compute units and HBM, competing with compute."""
 
     model: Literal["shared"]
-    compute_units: Annotated[int, Field(ge=1)] = Field(default=80, description="Compute units of the rank (SMs)")
+    compute_units: Annotated[int, Field(ge=1)] = Field(
+        default=80, description="Compute units of the rank (SMs)"
+    )
     comm_units: Annotated[int, Field(ge=1)] = Field(
         default=8, description="Units collectives hold while in flight (NCCL-style channels)"
     )
     comm_hbm_gbps: _Positive = Field(
         default=450.0, description="Most HBM bandwidth collectives may use, GB/s"
     )
-    unit_bandwidth_gbps: _Positive = Field(default=50.0, description="HBM bandwidth one unit moves, GB/s")
+    unit_bandwidth_gbps: _Positive = Field(
+        default=50.0, description="HBM bandwidth one unit moves, GB/s"
+    )
     hbm_gbps: _Positive | None = Field(
-        default=None, description="HBM bandwidth of the rank, GB/s (default: the system's local_mem_bw_gbps)"
+        default=None,
+        description="HBM bandwidth of the rank, GB/s (default: the system's local_mem_bw_gbps)",
     )
 
     @model_validator(mode="after")
@@ -113,16 +118,23 @@ class AceEndpointConfig(EndpointConfig):
 
     model: Literal["ace"]
     sram_mib: _Positive = Field(default=4.0, description="SRAM of the engine, MiB")
-    dma_bandwidth_gbps: _Positive = Field(default=450.0, description="HBM bandwidth of the engine's DMA, GB/s")
-    alu_bandwidth_gbps: _Positive = Field(default=1000.0, description="Bytes the engine's ALUs reduce per second, GB/s")
+    dma_bandwidth_gbps: _Positive = Field(
+        default=450.0, description="HBM bandwidth of the engine's DMA, GB/s"
+    )
+    alu_bandwidth_gbps: _Positive = Field(
+        default=1000.0, description="Bytes the engine's ALUs reduce per second, GB/s"
+    )
     pipeline_chunks: Annotated[int, Field(ge=1)] = Field(
-        default=4, description="Chunks the engine holds at once (split: a chunk is at most sram / pipeline_chunks)"
+        default=4,
+        description="Chunks the engine holds at once (split: a chunk is at most sram / pipeline_chunks)",
     )
     oversize: Literal["split", "spill"] = Field(
-        default="split", description="A chunk larger than its SRAM share: split into more chunks, or spill to HBM"
+        default="split",
+        description="A chunk larger than its SRAM share: split into more chunks, or spill to HBM",
     )
     hbm_gbps: _Positive | None = Field(
-        default=None, description="HBM bandwidth of the rank, GB/s (default: the system's local_mem_bw_gbps)"
+        default=None,
+        description="HBM bandwidth of the rank, GB/s (default: the system's local_mem_bw_gbps)",
     )
 
     def to_spec(self) -> AceEndpointSpec:

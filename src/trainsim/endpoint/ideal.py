@@ -31,6 +31,8 @@ class IdealEndpoint:
         return 0.0
 
 
-def build_ideal_endpoint(spec: IdealEndpointSpec, platform: Platform, compat_astra: bool) -> IdealEndpoint:
+def build_ideal_endpoint(
+    spec: IdealEndpointSpec, platform: Platform, compat_astra: bool
+) -> IdealEndpoint:
     """The registry's factory."""
     return IdealEndpoint()

@@ -74,7 +74,9 @@ class SharedResources(Protocol):
         feeds it)."""
         ...
 
-    def chunk_end_ns(self, rank: int, now_ns: float, in_bytes: int, out_bytes: int, parts: int) -> float:
+    def chunk_end_ns(
+        self, rank: int, now_ns: float, in_bytes: int, out_bytes: int, parts: int
+    ) -> float:
         """A chunk that began with ``in_bytes`` ends its last phase, among ``parts`` members,
         with ``out_bytes`` on ``rank``: the time it is done (ACE: once the last message's share
         of its result is written to HBM)."""

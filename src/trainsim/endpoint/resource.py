@@ -99,7 +99,9 @@ class ResourceEndpoint:
             usage = self.logs[rank] = CommUsage()
         return usage
 
-    def move_hbm(self, rank: int, now_ns: float, nbytes: float, rate: float, pipe: Pipe | None = None) -> float:
+    def move_hbm(
+        self, rank: int, now_ns: float, nbytes: float, rate: float, pipe: Pipe | None = None
+    ) -> float:
         """``nbytes`` of collective HBM traffic of ``rank`` through its HBM pipe (or another
         one of its HBM ``pipe``s) at ``rate``: the end (ns). The executor hears when the pipe
         turns busy and when it turns idle."""

@@ -70,7 +70,9 @@ class SharedEndpoint(ResourceEndpoint):
         self.log(rank).network_bytes += nbytes
         return self.move_hbm(rank, now_ns, SEND_HBM * nbytes, self.rate)
 
-    def chunk_end_ns(self, rank: int, now_ns: float, in_bytes: int, out_bytes: int, parts: int) -> float:
+    def chunk_end_ns(
+        self, rank: int, now_ns: float, in_bytes: int, out_bytes: int, parts: int
+    ) -> float:
         return now_ns
 
     def compute_share(self, rank: int, now_ns: float) -> tuple[float, float]:

@@ -27,7 +27,9 @@ def _series(stretches: list[tuple[float, float, float]], edges: np.ndarray) -> l
     return (moved / width).tolist()  # B/ns = GB/s
 
 
-def hbm_over_time(result: Any, ranks: tuple[int, ...] = (0,), buckets: int = BUCKETS) -> list[dict[str, Any]]:
+def hbm_over_time(
+    result: Any, ranks: tuple[int, ...] = (0,), buckets: int = BUCKETS
+) -> list[dict[str, Any]]:
     """``[{"rank", "t_s": [...], "compute_gbps": [...], "comm_gbps": [...], "compute_slowdown",
     "hbm_per_network_byte"}, ...]`` for ``ranks`` (empty without resources)."""
     resources = getattr(result, "resources", None)

@@ -138,7 +138,9 @@ class Comparison:
         return self.ace.effective_gbps / self.baseline.effective_gbps
 
 
-def compare(name: str, graphs: Sequence[WorkloadGraph], ace: dict[str, Any] | None = None, **platform: Any) -> Comparison:
+def compare(
+    name: str, graphs: Sequence[WorkloadGraph], ace: dict[str, Any] | None = None, **platform: Any
+) -> Comparison:
     """Best baseline (grid search), ACE (``ace`` section, default parameters when None) and
     ideal on ``graphs``."""
     best, tried = best_baseline(graphs, **platform)

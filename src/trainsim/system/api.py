@@ -15,11 +15,11 @@ from typing import Any, Literal
 
 from trainsim.config.knobs import check_system
 from trainsim.config.types import Platform
+from trainsim.endpoint import EndpointModel
 from trainsim.engine import EventQueue
 from trainsim.errors import ConfigError, TrainsimError
 from trainsim.network.protocol import NetworkBackend
 from trainsim.network.registry import DEFAULT_BACKEND, backend_entry, make_backend
-from trainsim.endpoint import EndpointModel
 from trainsim.system.build import build_compute, build_endpoint, build_memory
 from trainsim.system.executor import WORKLOAD_LOG, Executor
 from trainsim.system.modes import COMPAT_MODES

@@ -66,9 +66,22 @@ class RankResources:
 
 
 class _Kernel:
-    __slots__ = ("token", "compute_ns", "memory_ns", "nbytes", "left", "since", "dur", "share", "version", "start")
+    __slots__ = (
+        "token",
+        "compute_ns",
+        "memory_ns",
+        "nbytes",
+        "left",
+        "since",
+        "dur",
+        "share",
+        "version",
+        "start",
+    )
 
-    def __init__(self, token: Any, compute_ns: float, memory_ns: float, nbytes: float, now: float) -> None:
+    def __init__(
+        self, token: Any, compute_ns: float, memory_ns: float, nbytes: float, now: float
+    ) -> None:
         self.token = token
         self.compute_ns = compute_ns
         self.memory_ns = memory_ns
