@@ -13,7 +13,7 @@ Rows, each with the paper's number (Rashidi et al., ISCA 2021) and the issue's b
 
 Prints one line per row and a JSON line.
 
-    PYTHONPATH=src python bench/ace.py [--models resnet50,gnmt,dlrm] [--micro-batch 4]
+    PYTHONPATH=src python bench/ace.py [--models resnet50:4,gnmt:4,dlrm:64] [--micro-batch 4]
 """
 
 from __future__ import annotations
@@ -47,8 +47,14 @@ def _row(what: str, value: float, paper: str, band: tuple[float, float]) -> dict
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--models", default="resnet50,gnmt,dlrm")
-    parser.add_argument("--micro-batch", type=int, default=4, help="samples per rank per step")
+    parser.add_argument(
+        "--models",
+        default="resnet50,gnmt,dlrm",
+        help="zoo models, each NAME or NAME:MICRO_BATCH (samples per rank per step)",
+    )
+    parser.add_argument(
+        "--micro-batch", type=int, default=4, help="samples per rank per step (default)"
+    )
     args = parser.parse_args()
     rows = []
     started = time.perf_counter()
@@ -65,10 +71,13 @@ def main() -> None:
         )
     )
     gains = []
-    for name in args.models.split(","):
+    for item in args.models.split(","):
+        name, _, batch = item.partition(":")
+        micro_batch = int(batch) if batch else args.micro_batch
+        print(f"{name}: {micro_batch} samples per rank")
         wl = generate(
             get_model(name),
-            Parallelism(dp=64, micro_batch=args.micro_batch),
+            Parallelism(dp=64, micro_batch=micro_batch),
             network_sizes=[4, 4, 4],
             check_memory=False,
         )

@@ -16,6 +16,7 @@ from trainsim.endpoint.shared import SharedEndpointSpec
 from trainsim.enums import CommType, NodeType
 from trainsim.errors import ConfigError
 from trainsim.system.api import simulate
+from trainsim.system.build import build_endpoint
 from trainsim.workload.graph import GraphBuilder
 from trainsim.workload.micro import collective_workload, data_parallel_workload, replicate
 
@@ -178,6 +179,13 @@ def test_sections_load_dump_and_refuse_bad_values():
     ):
         with pytest.raises(ConfigError, match=match):
             ring(4, "ring", bad)
+    # a share that leaves compute no HBM is refused when the model is built
+    for bad in (
+        {**SHARED, "comm_hbm_gbps": 1000, "comm_units": 9, "unit_bandwidth_gbps": 200},
+        {"model": "ace", "dma_bandwidth_gbps": 1000},
+    ):
+        with pytest.raises(ConfigError, match="all of the rank's 1000 GB/s"):
+            build_endpoint(ring(4, "ring", bad), False)
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 
 from trainsim.endpoint.resource import Pipe, ResourceEndpoint
 from trainsim.endpoint.shared import REDUCE_HBM, SEND_HBM
+from trainsim.errors import ConfigError
 
 if TYPE_CHECKING:
     from trainsim.config.types import Platform
@@ -129,4 +130,11 @@ def build_ace_endpoint(
     the insertion delay from the system's ``endpoint_delay_ns``."""
     system = platform.system
     hbm = system.local_mem_bw if spec.hbm_bw is None else spec.hbm_bw
+    if spec.dma_bw >= hbm:
+        raise ConfigError(
+            f"ACE's DMA at {spec.dma_bw / 1e9:g} GB/s would take all of the rank's {hbm / 1e9:g} GB/s "
+            "of HBM; expected less, so compute keeps some",
+            file=platform.network.source or None,
+            field="endpoint.dma_bandwidth_gbps",
+        )
     return AceEndpoint(spec, hbm, system.endpoint_delay_ns)

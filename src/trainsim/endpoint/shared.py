@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from trainsim.endpoint.resource import ResourceEndpoint
+from trainsim.errors import ConfigError
 
 if TYPE_CHECKING:
     from trainsim.config.types import Platform
@@ -88,4 +89,13 @@ def build_shared_endpoint(
     the insertion delay from the system's ``endpoint_delay_ns``."""
     system = platform.system
     hbm = system.local_mem_bw if spec.hbm_bw is None else spec.hbm_bw
+    rate = min(spec.comm_hbm_bw, spec.comm_units * spec.unit_bw)
+    if rate >= hbm:
+        raise ConfigError(
+            f"collectives may use {rate / 1e9:g} GB/s of HBM (min of comm_hbm_gbps and comm_units x "
+            f"unit_bandwidth_gbps), all of the rank's {hbm / 1e9:g} GB/s; expected less, so "
+            "compute keeps some",
+            file=platform.network.source or None,
+            field="endpoint.comm_hbm_gbps",
+        )
     return SharedEndpoint(spec, hbm, system.endpoint_delay_ns)

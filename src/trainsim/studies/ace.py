@@ -33,8 +33,8 @@ LINK_GBPS = (400.0, 200.0, 200.0)
 HBM_GBPS = 900.0
 COMPUTE_UNITS = 80
 PEAK_TFLOPS = 120.0  # a V100-class device of 80 units (assumption: docs/ace.md)
-UNITS_GRID = (2, 4, 8, 16, 32)
-HBM_GRID = (150.0, 300.0, 450.0, 675.0)
+UNITS_GRID = (4, 8, 16, 32)
+HBM_GRID = (225.0, 450.0, 675.0, 800.0)
 
 
 def torus_platform(endpoint: dict[str, Any], *, link_gbps: Sequence[float] = LINK_GBPS) -> Platform:
