@@ -4,9 +4,9 @@ collectives out of its own SRAM (endpoint layer; Rashidi et al., ISCA 2021, Sec.
 Rule (docs/ace.md):
 
 - a chunk is read from HBM once, by the engine's DMA at ``dma_bw`` B/s, streaming: its first
-  phase starts when the DMA pipe takes it (``chunk_begin_ns``), and its messages arrive no
-  earlier than the first message's share (``nbytes / parts``) is in (``send_ready_ns``: the
-  read overlaps the network as the baseline's feed does); its result is written to HBM once,
+  phase starts at once and its messages arrive no earlier than the read channel has brought in
+  the first message's share (``nbytes / parts``; ``chunk_begin_ns``: the read overlaps the
+  network as the baseline's feed does); its result is written to HBM once,
   streaming behind the last phase's arrivals: the chunk is done when the DMA pipe takes the
   write (``chunk_end_ns``), the write's bytes charged to the pipe from then. The DMA has a read
   and a write channel, each at ``dma_bw / 2`` (a chunk's read does not queue behind the last
@@ -67,7 +67,6 @@ class AceEndpoint(ResourceEndpoint):
         self.write = Pipe()  # ``self.hbm`` is the read channel
         self.alu = Pipe()
         self.resident: dict[int, int] = {}
-        self.first_in: dict[int, float] = {}  # rank -> when its latest chunk's first share is in
         self._channel_share = self.channel_bw / self.hbm_bw
 
     def max_chunk_bytes(self) -> int | None:
@@ -88,12 +87,11 @@ class AceEndpoint(ResourceEndpoint):
         start = (
             self.move_hbm(rank, now_ns, nbytes, self.channel_bw) - nbytes / self.channel_bw * 1e9
         )
-        self.first_in[rank] = start + nbytes / parts / self.channel_bw * 1e9
-        return start
+        return start + nbytes / parts / self.channel_bw * 1e9
 
     def send_ready_ns(self, rank: int, now_ns: float, nbytes: int) -> float:
         self.log(rank).network_bytes += nbytes
-        ready = max(now_ns, self.first_in.get(rank, 0.0))
+        ready = now_ns
         spill = self.spill_fraction(rank)
         if spill > 0.0:
             ready = max(

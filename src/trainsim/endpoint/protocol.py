@@ -64,8 +64,8 @@ class SharedResources(Protocol):
 
     def chunk_begin_ns(self, rank: int, now_ns: float, nbytes: int, parts: int) -> float:
         """A chunk of ``nbytes`` starts its first phase, among ``parts`` members, on ``rank``:
-        the time it may (ACE: once its engine has read the first message's share, about
-        ``nbytes / parts``, from HBM)."""
+        the time its data is there to send (ACE: once its engine has read the first message's
+        share, about ``nbytes / parts``, from HBM); the chunk's messages arrive no earlier."""
         ...
 
     def send_ready_ns(self, rank: int, now_ns: float, nbytes: int) -> float:

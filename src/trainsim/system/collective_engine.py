@@ -134,6 +134,7 @@ class Stream:
         "work",
         "layout",
         "chunk",
+        "ready_ns",
     )
 
     def __init__(
@@ -159,6 +160,7 @@ class Stream:
         self.work = work
         self.layout = layout
         self.chunk = chunk  # index in the collective, for the record's chunk spans
+        self.ready_ns = 0.0  # a resource-sharing endpoint's: its data is there to send (ns)
 
     def phase_size(self) -> int:
         spec = self.phases[self.pos]
@@ -246,10 +248,11 @@ class Engine:
 
     def _fed_send(self, phase: Phase, dst: int, nbytes: int, mirror_src: int) -> None:
         """``send`` with a resource-sharing endpoint: the message arrives no earlier than the
-        endpoint has fed it to the network (``SharedResources.send_ready_ns``)."""
+        endpoint has fed it to the network (``SharedResources.send_ready_ns``) nor than its
+        chunk's data is there (``chunk_begin_ns``)."""
         assert self.shared is not None
         self._account(phase, dst, nbytes)
-        ready = self.shared.send_ready_ns(phase.rank, self.queue.now, nbytes)
+        ready = max(self.shared.send_ready_ns(phase.rank, self.queue.now, nbytes), phase.owner.ready_ns)
         key = (phase.tag, phase.rank, dst, nbytes)
         self._transmit(phase.rank, dst, nbytes, self._fed_arrive, (ready, key))
 
@@ -487,18 +490,10 @@ class Engine:
             if spans:
                 spans[stream.chunk][0] = self.queue.now
             shared = self.shared
-            if shared is not None:
-                now = self.queue.now
+            if shared is not None:  # the chunk's messages arrive once its data is there
                 first = stream.phases[0]
                 parts = len(stream.layout.members(stream.rank, first.ldim)[0])
-                ready = shared.chunk_begin_ns(stream.rank, now, first.in_size, parts)
-                if ready > now:
-                    self.queue.schedule_at(ready, self._start_phase, stream)
-                    return
-        self._start_phase(stream)
-
-    def _start_phase(self, stream: Stream) -> None:
-        pos = stream.pos
+                stream.ready_ns = shared.chunk_begin_ns(stream.rank, self.queue.now, first.in_size, parts)
         spec = stream.phases[pos]
         layout = stream.layout
         members, index = layout.members(stream.rank, spec.ldim)
