@@ -63,12 +63,15 @@ def torus_platform(endpoint: dict[str, Any], *, link_gbps: Sequence[float] = LIN
     return parse_platform(data, "<ace study>")
 
 
-def baseline_section(comm_units: int, comm_hbm_gbps: float) -> dict[str, Any]:
+def baseline_section(
+    comm_units: int, comm_hbm_gbps: float, unit_gbps: float = 50.0
+) -> dict[str, Any]:
     return {
         "model": "shared",
         "compute_units": COMPUTE_UNITS,
         "comm_units": comm_units,
         "comm_hbm_gbps": comm_hbm_gbps,
+        "unit_bandwidth_gbps": unit_gbps,
     }
 
 
@@ -103,10 +106,14 @@ def best_baseline(
     graphs: Sequence[WorkloadGraph],
     units: Sequence[int] = UNITS_GRID,
     hbm_gbps: Sequence[float] = HBM_GRID,
+    unit_gbps: float = 50.0,
     **platform: Any,
 ) -> tuple[Outcome, list[Outcome]]:
-    """The baseline split with the shortest step, and every split tried."""
-    tried = [run(graphs, baseline_section(u, h), **platform) for u in units for h in hbm_gbps]
+    """The baseline split with the shortest step, and every split tried; ``unit_gbps``: the
+    HBM bandwidth one unit moves."""
+    tried = [
+        run(graphs, baseline_section(u, h, unit_gbps), **platform) for u in units for h in hbm_gbps
+    ]
     return min(tried, key=lambda o: o.step_s), tried
 
 
