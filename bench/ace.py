@@ -55,6 +55,9 @@ def main() -> None:
     parser.add_argument(
         "--micro-batch", type=int, default=4, help="samples per rank per step (default)"
     )
+    parser.add_argument(
+        "--unit-gbps", type=float, default=50.0, help="baseline: HBM bandwidth one unit moves, GB/s"
+    )
     args = parser.parse_args()
     rows = []
     started = time.perf_counter()
@@ -81,7 +84,7 @@ def main() -> None:
             network_sizes=[4, 4, 4],
             check_memory=False,
         )
-        c = compare(name, wl.graphs)
+        c = compare(name, wl.graphs, unit_gbps=args.unit_gbps)
         b = c.baseline
         print(
             f"{name}: best baseline {b.endpoint['comm_units']} units, {b.endpoint['comm_hbm_gbps']:g} GB/s: "

@@ -146,11 +146,15 @@ class Comparison:
 
 
 def compare(
-    name: str, graphs: Sequence[WorkloadGraph], ace: dict[str, Any] | None = None, **platform: Any
+    name: str,
+    graphs: Sequence[WorkloadGraph],
+    ace: dict[str, Any] | None = None,
+    unit_gbps: float = 50.0,
+    **platform: Any,
 ) -> Comparison:
-    """Best baseline (grid search), ACE (``ace`` section, default parameters when None) and
-    ideal on ``graphs``."""
-    best, tried = best_baseline(graphs, **platform)
+    """Best baseline (grid search, units of ``unit_gbps``), ACE (``ace`` section, default
+    parameters when None) and ideal on ``graphs``."""
+    best, tried = best_baseline(graphs, unit_gbps=unit_gbps, **platform)
     with_ace = run(graphs, ace or {"model": "ace"}, **platform)
     ideal = run(graphs, {"model": "ideal"}, **platform)
     return Comparison(name, best, with_ace, ideal, tried)
