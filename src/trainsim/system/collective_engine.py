@@ -337,7 +337,10 @@ class Engine:
 
     def _rdv_data(self, item: tuple[Phase, int, int]) -> None:
         phase, dst, nbytes = item
-        Engine.send(self, phase, dst, nbytes, -1)
+        if self.shared is not None:
+            self._fed_send(phase, dst, nbytes, -1)
+        else:
+            Engine.send(self, phase, dst, nbytes, -1)
 
     def _rdv_recv(self, phase: Phase, src: int, nbytes: int) -> None:
         """A receive sends its control message; it is posted when that arrives."""
