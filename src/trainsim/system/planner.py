@@ -81,7 +81,9 @@ class CollectivePlanner:
     """Plans collectives for one platform (module docstring). ``bandwidths``: B/s per network
     dimension (Themis' loads); ``predict(layout, plan)``: the finish (ns after the start) of
     ``plan`` run alone, for the Themis guard (None: Themis' plan is taken unguarded). The
-    system's custom algorithms are read here, once (``custom_collectives``)."""
+    system's custom algorithms are read here, once (``custom_collectives``). ``max_chunk_bytes``:
+    the endpoint's largest chunk (ACE's SRAM share, ``SharedResources.max_chunk_bytes``): a
+    collective is cut into more chunks than ``preferred_dataset_splits`` so that none is larger."""
 
     def __init__(
         self,
@@ -91,8 +93,10 @@ class CollectivePlanner:
         *,
         compat_astra: bool,
         predict: Callable[[LogicalLayout, Plan], float] | None = None,
+        max_chunk_bytes: int | None = None,
     ) -> None:
         self.system = system
+        self.max_chunk_bytes = max_chunk_bytes
         self.topology = topology
         self.bandwidths = list(bandwidths)
         self.compat_astra = compat_astra
@@ -153,10 +157,14 @@ class CollectivePlanner:
             if dim.size > 1
             and (involved_dims is None or group is not None or d >= len(involved_dims) or involved_dims[d])
         ]
+        splits = system.preferred_dataset_splits
+        cap = self.max_chunk_bytes
+        if cap is not None and size > cap * splits:
+            splits = -(-size // cap)  # the endpoint holds at most cap bytes of a chunk
         chunks = chunk_sizes(
             phase_type,
             size,
-            system.preferred_dataset_splits,
+            splits,
             self.topology.npus,
             compat_astra=self.compat_astra,
         )
