@@ -30,6 +30,12 @@ from trainsim.topology.multidim import SWITCH
 NET, FLAT, GROUP = 0, 1, 2
 
 
+def spans_all(collective_span: str | None, compat_astra: bool) -> bool:
+    """Whether a short implementation list is extended (:func:`spanning_list`): the system's
+    ``collective_span`` when set, else ``listed`` in the compatibility mode, ``all`` otherwise."""
+    return (collective_span or ("listed" if compat_astra else "all")) == "all"
+
+
 def spanning_list(impl: tuple[str, ...], topology: MultiDimTopology) -> tuple[str, ...]:
     """``impl`` extended to every network dimension of ``topology``: each missing entry repeats
     the list's last algorithm, or ``ring`` where that one cannot run on the dimension (an

@@ -36,7 +36,7 @@ from trainsim.collectives import (
     rooted_chunk_phases,
 )
 from trainsim.collectives.custom import CustomGraphs, check_graphs
-from trainsim.collectives.logical import NET, spanning_list
+from trainsim.collectives.logical import NET, spanning_list, spans_all
 from trainsim.collectives.plan import CustomPhaseSpec
 from trainsim.config.types import SystemSpec
 from trainsim.enums import CommType
@@ -107,8 +107,7 @@ class CollectivePlanner:
         self._custom_layouts: dict[tuple[int, ...], LogicalLayout] = {}
         self._pairings_checked: set[tuple[int, tuple[int, ...]]] = set()
         self._splits_warned = False
-        span = system.collective_span or ("listed" if compat_astra else "all")
-        self._spans_all = span == "all"
+        self._spans_all = spans_all(system.collective_span, compat_astra)
 
     def layout(self, phase_type: int, group: tuple[int, ...] | None) -> LogicalLayout:
         """The logical layout of ``phase_type`` collectives on ``group`` (None: every rank)."""

@@ -16,9 +16,11 @@ A1-A2, D5; ``network/analytical.py``, ``collectives/logical.py``, ``endpoint/ast
   waits for the message of the step before on the previous member, so the time is the longest
   chain of ``steps`` consecutive ring edges (one per member as the start);
 - a collective on every rank runs on the network dimensions, one per entry of the system's
-  implementation list for its type (ASTRA-sim's baseline: reduce-scatter dimension by
-  dimension with the size divided by each dimension's members, then all-gather back), ring or
-  direct per dimension.
+  implementation list for its type, extended to every dimension as the planner does, with one
+  chunk (astra-sim-semantics.md E1-E3): a reduce-scatter dimension by dimension ascending, the
+  data divided by each dimension's members; an all-gather descending, multiplied; an all-reduce
+  a full all-reduce on each dimension (``baseline``) or reduce-scatters, an all-reduce on the
+  last dimension and all-gathers back (``localBWAware``); ring or direct per dimension.
 
 ``tests/optimize/strategy/test_comm.py`` checks every form against a simulation. Sizes in bytes,
 times in seconds.
@@ -32,6 +34,7 @@ from functools import lru_cache
 import numpy as np
 
 from trainsim.collectives.algorithms import parse_algorithm
+from trainsim.collectives.logical import spanning_list, spans_all
 from trainsim.config.types import Platform
 from trainsim.enums import CommType
 from trainsim.errors import ConfigError
@@ -100,26 +103,41 @@ class CommModel:
         names = {AR: impl.all_reduce, RS: impl.reduce_scatter, AG: impl.all_gather}.get(comm_type)
         if names is None:
             raise ConfigError(f"no closed form for collective type {comm_type}", field="comm_type")
-        dims = self.platform.network.dims
-        used = range(min(len(names), len(dims)))
+        system = self.platform.system
+        if spans_all(system.collective_span, self.platform.compat == "astra"):
+            names = spanning_list(names, self.topology)
+        sizes = [d.size for d in self.platform.network.dims]
+        active = [d for d in range(min(len(names), len(sizes))) if sizes[d] > 1]
+        data = float(size)
+        if comm_type == RS:  # one phase per dimension, ascending, each keeping 1/n
+            order = [(d, RS) for d in active]
+        elif comm_type == AG:  # descending, each multiplying the data by n (E3)
+            order = [(d, AG) for d in reversed(active)]
+        elif system.collective_optimization == "localBWAware" and active:  # E1
+            order = [(d, RS) for d in active[:-1]] + [(active[-1], AR)] + [(d, AG) for d in reversed(active[:-1])]
+        else:  # baseline: a full all-reduce on each dimension, ascending (E2)
+            order = [(d, AR) for d in active]
         total = 0.0
-        remaining = float(size)
-        phases: list[tuple[int, float]] = []  # (dim, bytes the dimension's phase covers)
-        for d in used:
-            phases.append((d, remaining))
-            remaining /= dims[d].size
-        for d, covered in phases:
-            n = dims[d].size
-            if n <= 1:
-                continue
-            # ring, and every other algorithm priced as ring; direct: one step to all peers
-            steps = 1 if parse_algorithm(names[d]).kind == "direct" else n - 1
-            hop = self.topology.hops(d, 0, self.topology.strides[d])
-            chunk = covered / n if comm_type != AG else covered
-            move = steps * (self.endpoint_s + hop * self.latency_s[d] + chunk / self.bandwidth[d])
-            reduce = (n - 1) * _REDUCE_TRAFFIC * chunk / self.reduce_bw
-            total += {AR: 2 * move + reduce, RS: move + reduce, AG: move}[comm_type]
+        for d, kind in order:
+            t, data = self._phase(d, kind, data, parse_algorithm(names[d]).kind == "direct")
+            total += t
         return total
+
+    def _phase(self, d: int, kind: int, data: float, direct: bool) -> tuple[float, float]:
+        """(seconds, output bytes) of one ``kind`` phase of ``data`` input bytes on dimension
+        ``d``: ring steps of ``data / n`` (an all-gather's of ``data``), or one step to every
+        peer for direct."""
+        n = self.topology.sizes[d]
+        steps = 1 if direct else n - 1
+        hop = self.topology.hops(d, 0, self.topology.strides[d])
+        chunk = data if kind == AG else data / n
+        move = steps * (self.endpoint_s + hop * self.latency_s[d] + chunk / self.bandwidth[d])
+        reduce = (n - 1) * _REDUCE_TRAFFIC * chunk / self.reduce_bw
+        if kind == AR:
+            return 2 * move + reduce, data
+        if kind == RS:
+            return move + reduce, data / n
+        return move, data * n
 
 
 def _longest_chain(phases: Sequence[tuple[int, np.ndarray]], n: int) -> float:
