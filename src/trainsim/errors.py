@@ -89,6 +89,11 @@ class DeadlockError(TrainsimError):
         super().__init__("\n".join(lines))
 
 
+class SolverError(TrainsimError):
+    """A numerical solver could not certify its answer (an optimality gap above tolerance):
+    reported as an error rather than returned as an optimum."""
+
+
 class MissingExtraError(TrainsimError):
     """An optional dependency is not installed: names the extra of ``pyproject.toml`` that
     installs it (``pip install 'trainsim[sweep]'``)."""
