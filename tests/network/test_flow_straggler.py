@@ -3,7 +3,9 @@ the clock resolves (one float ulp of ``now``), so a straggler of 10^8 us (1e11 n
 is 1.5e-5 ns) no longer livelocks the step; times stay exact (issue 24)."""
 
 import copy
+import re
 
+import numpy as np
 import pytest
 
 from tests.network.test_backends_agree import ring_platform
@@ -65,3 +67,42 @@ def test_straggler_shifts_the_step_by_its_delay(npus):
 def test_issue_case_eight_ranks_four_layers_finishes():
     result = simulate(ring_platform(8), _straggler_step(8, 4, 100.0), backend="flow")
     assert 100.0 < result.makespan_s < 100.0 + 2e-3
+
+
+def _finish_drained_before_the_fix(self):
+    """The completion rule of the issue: a fixed 1e-6 B x rate threshold, below what the clock
+    resolves at 1e11 ns, so zero-time completion events repeat forever."""
+    rem = np.asarray(self._remaining)
+    finished = rem <= 1e-6 * np.maximum(1.0, self._rate)
+    if not finished.any():
+        return
+    keep = ~finished
+    for idx in np.flatnonzero(finished).tolist():
+        on_arrival, arg, latency, _start, _nbytes = self._done[idx]
+        self.queue.schedule(latency, on_arrival, arg)
+    self._routes = [r for r, k in zip(self._routes, keep.tolist(), strict=True) if k]
+    self._done = [d for d, k in zip(self._done, keep.tolist(), strict=True) if k]
+    self._remaining = rem[keep].tolist()
+    self._rate = self._rate[keep]
+
+
+def test_the_watchdog_names_the_backend_and_its_flows(monkeypatch):
+    """With the old completion rule the 1e11 ns case livelocks; the event loop's watchdog turns
+    it into a LivelockError naming the repeating flow events and the flows."""
+    from trainsim.errors import LivelockError
+    from trainsim.network.flow import FlowNetwork
+
+    monkeypatch.setattr(FlowNetwork, "_finish_drained", _finish_drained_before_the_fix)
+    net, q = flow_net("Ring", 8)
+    q.stall_limit_events = 1 << 15
+
+    def start(_):
+        for i, size in enumerate(SIZES):
+            net.send(0, 1, size, lambda _tag: None, i)
+
+    q.schedule(1e11, start)
+    with pytest.raises(LivelockError, match=r"no simulated time passed .* FlowNetwork\._") as err:
+        q.run()
+    assert re.search(
+        r"flow backend: \d active flows: 0->1 [\d.e+-]+ B left at [\d.]+ B/ns", str(err.value)
+    )
