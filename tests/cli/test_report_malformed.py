@@ -58,7 +58,7 @@ def _damage(doc, case):
     ("case", "match"),
     [
         ("no finish_s", "ranks[0]: missing 'finish_s'"),
-        ("string seconds", "ranks[0].compute_s: got 'fast'; expected seconds >= 0"),
+        ("string seconds", "ranks[0].compute_s: got 'fast'; expected a number of seconds"),
         ("step of strings", "breakdown[0].step: got"),
         (
             "utilization not pairs",

@@ -55,12 +55,13 @@ _REQUIRED = {"ranks": ("finish_s",), "breakdown": ("ranks", "finish_s"), "dims":
 
 
 def _check_rows(document: dict, file: str, hint: str) -> None:
-    """The rows the plots read: required keys present, every ``*_s`` a finite number >= 0,
+    """The rows the plots read: required keys present, every ``*_s`` a finite number (rounding
+    may leave -1e-18 s of idle time),
     ``breakdown[].step`` a mapping of numbers, ``dims[].utilization`` pairs of numbers."""
     from trainsim.config.files import type_name
 
     def number(value: object) -> bool:
-        return not isinstance(value, bool) and isinstance(value, int | float) and 0 <= value < float("inf")
+        return not isinstance(value, bool) and isinstance(value, int | float) and abs(value) < float("inf")
 
     for key, required in _REQUIRED.items():
         for i, row in enumerate(document.get(key) or []):
@@ -70,7 +71,7 @@ def _check_rows(document: dict, file: str, hint: str) -> None:
                     raise ConfigError(f"missing {name!r}", file=file, field=where, hint=hint)
             for name, value in row.items():
                 if name.endswith("_s") and not number(value):
-                    raise ConfigError(f"got {value!r}; expected seconds >= 0", file=file, field=f"{where}.{name}", hint=hint)
+                    raise ConfigError(f"got {value!r}; expected a number of seconds", file=file, field=f"{where}.{name}", hint=hint)
             step = row.get("step", {})
             if not isinstance(step, dict) or not all(number(v) for v in step.values()):
                 raise ConfigError(f"got {type_name(step)}; expected a mapping of seconds", file=file, field=f"{where}.step", hint=hint)
