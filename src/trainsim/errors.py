@@ -89,6 +89,17 @@ class DeadlockError(TrainsimError):
         super().__init__("\n".join(lines))
 
 
+class LivelockError(DeadlockError):
+    """Events keep running but the simulated clock does not advance: names the events that
+    repeat and, where the component that schedules them reports it, its state (a network
+    backend's flows)."""
+
+
+class SolverError(TrainsimError):
+    """A numerical solver could not certify its answer (an optimality gap above tolerance):
+    reported as an error rather than returned as an optimum."""
+
+
 class MissingExtraError(TrainsimError):
     """An optional dependency is not installed: names the extra of ``pyproject.toml`` that
     installs it (``pip install 'trainsim[sweep]'``)."""

@@ -108,7 +108,8 @@ BAD_INPUTS = {
     # workload (Chakra ET)
     "et: rank count does not match": dict(ranks=3, match="wl.3.et"),
     "et: more rank files than NPUs": dict(ranks=5, match="5 rank files"),
-    "net: far more NPUs than rank files": dict(net=NET.replace("[ 4 ]", "[ 1000000000000 ]"), match="found 4 from rank 0"),
+    "net: far more NPUs than rank files": dict(net=NET.replace("[ 4 ]", "[ 1000000 ]"), match="found 4 from rank 0"),
+    "net: NPUs beyond int32": dict(net=NET.replace("[ 4 ]", "[ 1000000000000 ]"), match="npus_count[0]: got 1000000000000; expected an integer <= 2147483647"),
     "et: send without destination": dict(graph=lambda b, r: b.add(1, 5, "s", comm_size=8, comm_tag=0), match="comm_dst"),
     "et: group not defined": dict(graph=lambda b, r: b.add(1, 7, "ar", comm_type=0, comm_size=64, pg_name="5"), match="'5'"),
 }
@@ -180,4 +181,4 @@ def test_os_error_on_a_named_file_is_one_line(monkeypatch, capsys):
 
     monkeypatch.setattr(Path, "write_text", fail)
     assert main(["schema", "--out", "s.json"]) == 2
-    assert capsys.readouterr().err == "trainsim: error: /full/disk/s.json: No space left on device\n"
+    assert capsys.readouterr().err == "trainsim: error: --out: cannot write '/full/disk/s.json': No space left on device\n"

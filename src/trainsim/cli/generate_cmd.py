@@ -20,6 +20,7 @@ import typer
 
 from trainsim.cli.app import app
 from trainsim.cli.outputs import check_output_file, check_output_prefix
+from trainsim.cli.writes import output_errors, write_output
 from trainsim.errors import ConfigError
 from trainsim.system.modes import backend_names
 from trainsim.units import GB, human_time, precise_time
@@ -150,8 +151,9 @@ def generate_command(
         from trainsim.workload.chakra import write_workload
 
         Path(out).parent.mkdir(parents=True, exist_ok=True)
-        write_workload(out, workload.graphs)
-        workload.write_comm_groups(f"{out}.comm_groups.json")
+        with output_errors(out, "--out"):
+            write_workload(out, workload.graphs)
+            workload.write_comm_groups(f"{out}.comm_groups.json")
         summary.update(prefix=out, comm_groups=f"{out}.comm_groups.json", write_s=time.perf_counter() - start - generated)
     run = None
     rows: list[RankBreakdown] = []
@@ -178,13 +180,14 @@ def generate_command(
         if trace_path is not None:
             from trainsim.report.perfetto import write_trace
 
-            write_trace(trace_path, run.result, expand=expand)
+            with output_errors(trace_path, "--trace"):
+                write_trace(trace_path, run.result, expand=expand)
     total = time.perf_counter() - start
     summary["total_s"] = total
     if json_path is not None:
         from trainsim.report.document import dumps
 
-        json_path.write_text(dumps(summary) + "\n")
+        write_output(json_path, dumps(summary) + "\n", "--json")
     if not quiet:
         _print(workload, spec.name, par.world, device)
         from trainsim.cli.console import stdout_console

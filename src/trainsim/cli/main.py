@@ -61,9 +61,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"hint: {exc.hint}", file=sys.stderr)
         return code
     except OSError as exc:
-        if exc.filename is None:
-            raise
-        print(f"trainsim: error: {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
+        # the commands name their output files (cli/writes.py); an error from elsewhere that
+        # carries no file name is still one line
+        where = f"{exc.filename}: " if exc.filename is not None else ""
+        print(f"trainsim: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
         print("trainsim: interrupted", file=sys.stderr)

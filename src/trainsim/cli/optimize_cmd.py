@@ -17,6 +17,7 @@ import typer
 
 from trainsim.cli.app import app
 from trainsim.cli.outputs import PLOT_SUFFIXES, check_output_file
+from trainsim.cli.writes import output_errors, write_output
 from trainsim.errors import ConfigError
 from trainsim.units import human_time
 
@@ -91,19 +92,21 @@ def bandwidth_command(
             typer.echo(text)
             quiet = True
         else:
-            json_path.write_text(text + "\n")
+            write_output(json_path, text + "\n", "--json")
     if not quiet:
         print_result(console, result, [t.bytes_on_dims() for t in traffic])
     if write_network is not None:
         from trainsim.optimize.verify import simulation_network, write_astra_network
 
-        write_astra_network(write_network, simulation_network(net, result.bandwidths_gbps))
+        with output_errors(write_network, "--write-network"):
+            write_astra_network(write_network, simulation_network(net, result.bandwidths_gbps))
     if plot is not None:
         points = budget_sweep(net, pairs, _budgets(budgets, float(result.bandwidths_gbps.sum())), constraint,
                               objective=objective, cost_coeffs=coeffs)
         from trainsim.optimize.plot import plot_sweep
 
-        plot_sweep(points, plot, title=", ".join(t.name for t in traffic) + f" on {'x'.join(map(str, net.sizes))}")
+        with output_errors(plot, "--plot"):
+            plot_sweep(points, plot, title=", ".join(t.name for t in traffic) + f" on {'x'.join(map(str, net.sizes))}")
     if verify:
         from trainsim.optimize.verify import verify_allocation
         from trainsim.workload.astra_text import parse_text_workload

@@ -18,6 +18,7 @@ import typer
 from trainsim.cli.app import app
 from trainsim.cli.astra_args import parse_bool
 from trainsim.cli.outputs import check_output_file
+from trainsim.cli.writes import output_errors, write_output
 from trainsim.errors import ConfigError
 from trainsim.system.modes import COMPAT_MODES, backend_names
 from trainsim.units import human_time, precise_time
@@ -101,7 +102,8 @@ def run_command(
     if trace_path is not None:
         from trainsim.report.perfetto import write_trace
 
-        write_trace(trace_path, result, expand=expand)
+        with output_errors(trace_path, "--trace"):
+            write_trace(trace_path, result, expand=expand)
     if json_path is not None:
         from trainsim.report.document import dumps
 
@@ -111,7 +113,7 @@ def run_command(
         if str(json_path) == "-":
             typer.echo(text)
             return
-        json_path.write_text(text + "\n")
+        write_output(json_path, text + "\n", "--json")
     if quiet:
         return
     if astra_output if astra_output is not None else platform is None:

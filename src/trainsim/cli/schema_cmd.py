@@ -14,6 +14,7 @@ import typer
 
 from trainsim.cli.app import app
 from trainsim.cli.outputs import check_output_file
+from trainsim.cli.writes import write_output
 
 
 @app.command("schema")
@@ -30,4 +31,4 @@ def schema(
     if out is None:
         typer.echo(text, nl=False)
     else:
-        out.write_text(text, encoding="utf-8")
+        write_output(out, text, "--out")

@@ -15,6 +15,7 @@ import typer
 
 from trainsim.cli.app import app
 from trainsim.cli.outputs import check_output_prefix
+from trainsim.cli.writes import output_errors
 from trainsim.errors import ConfigError
 
 workload_app = typer.Typer(
@@ -77,7 +78,8 @@ def convert(
     )
     from trainsim.workload.chakra import write_workload
 
-    write_workload(out, graphs)
+    with output_errors(out, "--out"):
+        write_workload(out, graphs)
     for warning in graphs[0].warnings:
         typer.echo(f"warning: {warning}", err=True)
     typer.echo(

@@ -44,6 +44,7 @@ from trainsim.config.checks import (
 )
 from trainsim.config.files import load_json_mapping, load_yaml_mapping
 from trainsim.config.types import (
+    MAX_NPUS,
     DimSpec,
     MemoryMode,
     NetworkSpec,
@@ -108,7 +109,7 @@ def parse_astra_network(data: dict[str, Any], file: str) -> NetworkSpec:
     dims = []
     for i in range(ndims):
         kind = want_choice(lists["topology"][i], file, f"topology[{i}]", TOPOLOGIES)
-        size = want_int(lists["npus_count"][i], file, f"npus_count[{i}]")
+        size = want_int(lists["npus_count"][i], file, f"npus_count[{i}]", maximum=MAX_NPUS)
         if size < 2:
             raise fail(
                 file,

@@ -35,7 +35,7 @@ from trainsim.config.checks import (
 )
 from trainsim.config.files import load_json_mapping
 from trainsim.config.knobs import check_system
-from trainsim.config.types import CollectiveImpl, SharedBusSpec, SystemSpec
+from trainsim.config.types import MAX_DATASET_SPLITS, CollectiveImpl, SharedBusSpec, SystemSpec
 from trainsim.units import GBPS, TFLOPS
 
 COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all")
@@ -82,6 +82,10 @@ def _count(v: Any, f: str, k: str) -> int:
     return want_int(v, f, k, minimum=1)
 
 
+def _splits(v: Any, f: str, k: str) -> int:
+    return want_int(v, f, k, minimum=1, maximum=MAX_DATASET_SPLITS)
+
+
 def _choice(*choices: str) -> Callable[[Any, str, str], str]:
     return lambda v, f, k: want_choice(v, f, k, choices)
 
@@ -100,7 +104,7 @@ _SCALARS: dict[str, tuple[str, Callable[[Any, str, str], Any], float | None]] = 
     ),
     "endpoint-delay": ("endpoint_delay_ns", _number(), None),
     "active-chunks-per-dimension": ("active_chunks_per_dimension", _count, None),
-    "preferred-dataset-splits": ("preferred_dataset_splits", _count, None),
+    "preferred-dataset-splits": ("preferred_dataset_splits", _splits, None),
     "local-mem-bw": ("local_mem_bw", _positive, GBPS),
     "peak-perf": ("peak_perf", _number(), TFLOPS),
     "roofline-enabled": ("roofline_enabled", want_flag, None),

@@ -66,12 +66,15 @@ def check_keys(
         )
 
 
-def want_int(value: Any, file: str, field: str, *, minimum: int | None = None) -> int:
-    """An integer (not a bool, not ``8.0``), at least ``minimum`` when given."""
-    expected = "an integer" if minimum is None else f"an integer >= {minimum}"
+def want_int(value: Any, file: str, field: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
+    """An integer (not a bool, not ``8.0``), at least ``minimum`` and at most ``maximum`` when given."""
+    if maximum is not None:
+        expected = f"an integer <= {maximum}" if minimum is None else f"an integer in {minimum} .. {maximum}"
+    else:
+        expected = "an integer" if minimum is None else f"an integer >= {minimum}"
     if isinstance(value, bool) or not isinstance(value, int):
         raise fail(file, field, value, f"{expected}, not {type_name(value)}")
-    if minimum is not None and value < minimum:
+    if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
         raise fail(file, field, value, expected)
     return value
 

@@ -26,7 +26,13 @@ from pydantic import (
 )
 
 from trainsim.collectives.algorithms import name_problem
-from trainsim.config.types import RemoteMemorySpec, SharedBusSpec, SystemSpec
+from trainsim.config.types import (
+    MAX_DATASET_SPLITS,
+    MAX_NPUS,
+    RemoteMemorySpec,
+    SharedBusSpec,
+    SystemSpec,
+)
 from trainsim.units import GBPS, TFLOPS
 
 _SYS = SystemSpec()
@@ -108,7 +114,7 @@ class DimModel(_Model):
     topology: Literal["Ring", "FullyConnected", "Switch", "Mesh"] = Field(
         description="Ring (a torus dimension), FullyConnected, Switch, or Mesh (a line, no wrap-around)"
     )
-    size: int = Field(ge=2, description="NPUs in this dimension (>= 2)")
+    size: int = Field(ge=2, le=MAX_NPUS, description="NPUs in this dimension (2 .. 2**31-1)")
     bandwidth_gbps: GBps = Field(description="Per-link bandwidth, GB/s, or with its unit ('200 Gb/s')")
     latency_ns: NonNeg = Field(description="Per-hop latency, ns")
 
@@ -141,6 +147,16 @@ class NetworkModel(_Model):
     dims: list[DimModel] = Field(min_length=1)
     fabric: FabricModel | None = None
 
+    @model_validator(mode="after")
+    def _npus_in_range(self) -> NetworkModel:
+        npus = 1
+        for dim in self.dims:
+            npus *= dim.size
+        if npus > MAX_NPUS:
+            sizes = " x ".join(str(d.size) for d in self.dims)
+            raise ValueError(f"{sizes} = {npus:,} NPUs; at most {MAX_NPUS:,} (ranks are 32-bit)")
+        return self
+
 
 class SharedBusModel(_Model):
     """ASTRA-sim's model-shared-bus and its LogGP parameters."""
@@ -159,7 +175,10 @@ class SystemModel(_Model):
     scheduling_policy: Literal["LIFO", "FIFO", "EXPLICIT"] = _SYS.scheduling_policy
     endpoint_delay_ns: NonNeg = _SYS.endpoint_delay_ns
     active_chunks_per_dimension: Count = _SYS.active_chunks_per_dimension
-    preferred_dataset_splits: Count = _SYS.preferred_dataset_splits
+    preferred_dataset_splits: int = Field(
+        default=_SYS.preferred_dataset_splits, ge=1, le=MAX_DATASET_SPLITS,
+        description=f"Chunks a collective is split into (1 .. {MAX_DATASET_SPLITS})",
+    )
     collective_optimization: Literal["localBWAware", "baseline"] = _SYS.collective_optimization
     local_mem_bw_gbps: GBps = Field(
         default=_SYS.local_mem_bw / GBPS,

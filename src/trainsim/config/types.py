@@ -105,6 +105,14 @@ class SharedBusSpec:
     local_reduction_delay_ns: float = 1.0
 
 
+MAX_DATASET_SPLITS = 4096
+"""Most ``preferred_dataset_splits``: each split is a chunk the simulator runs as its own events,
+so a million splits of one collective take minutes and gigabytes; ASTRA-sim's studies use 1-64."""
+
+MAX_NPUS = 2**31 - 1
+"""Most NPUs in a network (one dimension or all): ranks are int32 in the workload's arrays."""
+
+
 @dataclass(frozen=True)
 class SystemSpec:
     """The system layer's knobs (ASTRA-sim system JSON), in SI units."""

@@ -18,19 +18,43 @@ from collections.abc import Callable
 from itertools import count
 from typing import Any
 
+from trainsim.errors import LivelockError
+
 Callback = Callable[[Any], None]
 
 
-class EventQueue:
-    """A heap-driven clock. ``now`` is the time (ns) of the event being processed."""
+STALL_LIMIT_EVENTS = 1 << 17
+"""Events processed at one simulated time, with no sign of progress, before :meth:`EventQueue.run`
+calls it a livelock (131,072: seconds of Python; a real step's bursts at one time are
+far shorter, or show progress through the queue's ``progress_probe``)."""
 
-    __slots__ = ("now", "_heap", "_seq", "events_processed")
+WATCH_EVERY = 1 << 14
+"""Events between two watchdog checks (the check runs per batch, not per event)."""
+
+
+class EventQueue:
+    """A heap-driven clock. ``now`` is the time (ns) of the event being processed.
+
+    A watchdog turns a livelock (events that keep running without the clock advancing) into a
+    :class:`~trainsim.errors.LivelockError`: after every batch of :data:`WATCH_EVERY` events
+    it compares ``now`` with the batch's start; once :attr:`stall_limit_events` events have run
+    at one time and ``progress_probe()`` (when set: a value that changes when work completes,
+    such as nodes done and messages sent) has not changed, it stops. The error names the
+    callback of the event that repeats and what each ``stall_reports`` callable says (a
+    backend lists its flows). The per-event loop is unchanged; the check costs one comparison
+    per batch.
+    """
+
+    __slots__ = ("now", "_heap", "_seq", "events_processed", "stall_limit_events", "progress_probe", "stall_reports")
 
     def __init__(self) -> None:
         self.now: float = 0.0
         self._heap: list[tuple[float, int, Callback, Any]] = []
         self._seq = count()
         self.events_processed = 0
+        self.stall_limit_events = STALL_LIMIT_EVENTS
+        self.progress_probe: Callable[[], object] | None = None
+        self.stall_reports: list[Callable[[], str]] = []
 
     def schedule(self, delay_ns: float, callback: Callback, arg: Any = None) -> None:
         """Run ``callback(arg)`` ``delay_ns`` after now (0 runs later in the current tick)."""
@@ -55,36 +79,62 @@ class EventQueue:
         """Process events in time order until the heap is empty (or past ``until_ns``).
 
         ``tick()`` (for progress displays) is called every ``tick_every`` events. Returns the
-        time of the last processed event.
+        time of the last processed event. Raises :class:`~trainsim.errors.LivelockError` when
+        the clock stops advancing (see the class docstring).
         """
         heap = self._heap
         pop = heapq.heappop
+        limit = float("inf") if until_ns is None else until_ns
+        batch = max(1, tick_every) if tick is not None else WATCH_EVERY
         processed = 0
+        stalled = 0
+        mark: object = None
+        k = -1  # index in the batch of the event being processed
         try:
-            if tick is not None:
-                limit = float("inf") if until_ns is None else until_ns
-                countdown = tick_every
-                while heap and heap[0][0] <= limit:
-                    t, _, callback, arg = pop(heap)
-                    self.now = t
-                    processed += 1
-                    callback(arg)
-                    countdown -= 1
-                    if not countdown:
-                        countdown = tick_every
-                        tick()
-            elif until_ns is None:
-                while heap:
-                    t, _, callback, arg = pop(heap)
-                    self.now = t
-                    processed += 1
-                    callback(arg)
-            else:
-                while heap and heap[0][0] <= until_ns:
-                    t, _, callback, arg = pop(heap)
-                    self.now = t
-                    processed += 1
-                    callback(arg)
+            while heap and heap[0][0] <= limit:
+                before = self.now
+                if until_ns is None:
+                    for k in range(batch):  # noqa: B007 - k counts the events after the loop
+                        if not heap:
+                            break
+                        t, _, callback, arg = pop(heap)
+                        self.now = t
+                        callback(arg)
+                    else:
+                        k = batch
+                else:
+                    for k in range(batch):  # noqa: B007 - k counts the events after the loop
+                        if not heap or heap[0][0] > limit:
+                            break
+                        t, _, callback, arg = pop(heap)
+                        self.now = t
+                        callback(arg)
+                    else:
+                        k = batch
+                processed += k
+                full, k = k == batch, -1
+                if not full:
+                    continue
+                if tick is not None:
+                    tick()
+                if self.now != before or not heap:
+                    stalled = 0
+                    continue
+                if not stalled and self.progress_probe is not None:
+                    mark = self.progress_probe()  # the window starts after this batch
+                stalled += batch
+                if stalled > self.stall_limit_events:
+                    if self.progress_probe is not None and (now_mark := self.progress_probe()) != mark:
+                        stalled, mark = batch, now_mark
+                        continue
+                    raise self._livelock(stalled)
         finally:
-            self.events_processed += processed
+            self.events_processed += processed + k + 1  # k + 1: the batch cut short by an error
         return self.now
+
+    def _livelock(self, events: int) -> LivelockError:
+        callbacks = sorted({getattr(cb, "__qualname__", repr(cb)) for _, _, cb, _ in heapq.nsmallest(8, self._heap)})
+        parts = [f"no simulated time passed for {events:,} events at {self.now!r} ns (a livelock); "
+                 f"the events that repeat: {', '.join(callbacks)}"]
+        parts.extend(report() for report in self.stall_reports)
+        return LivelockError("; ".join(parts))

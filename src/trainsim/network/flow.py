@@ -4,7 +4,10 @@ Each message is a flow along its route (the same routes as the congestion-aware 
 Rates are recomputed by progressive filling (:mod:`trainsim.network.maxmin`) at most once per
 timestamp, however many flows start or end then, and only when the set of flows changed.
 Between recomputations every flow drains at its rate; a flow's last byte arrives its route's
-summed latency after it leaves (propagation is not a shared resource). Completion events carry
+summed latency after it leaves (propagation is not a shared resource). A flow is done when its
+remaining bytes would drain in less than the clock's resolution at the current time (one float
+ulp of ``now`` in ns), so a late flow never waits for an event that cannot advance the clock.
+Completion events carry
 a version token and stale ones are dropped (lazy deletion). Times in ns, bandwidth in B/ns.
 
 Where no link is shared this gives ``latency + bytes / bandwidth`` per hop-free path, the
@@ -45,6 +48,17 @@ class FlowNetwork(LinkGraphBackend):
         self._recompute_pending = False
         self.link_bytes = np.zeros(graph.links)
         self.recomputations = 0
+        self.queue.stall_reports.append(self.stall_report)
+
+    def stall_report(self, limit: int = 8) -> str:
+        """The active flows (for the event loop's livelock error): route ends, bytes left, rate."""
+        links = self.graph
+        rows = []
+        for route, rem, rate in list(zip(self._routes, self._remaining, self._rate.tolist(), strict=False))[:limit]:
+            src, dst = links.link_src[route[0]], links.link_dst[route[-1]]
+            rows.append(f"{src}->{dst} {rem:.3g} B left at {rate:.4g} B/ns")
+        more = f" and {len(self._routes) - limit} more" if len(self._routes) > limit else ""
+        return f"{self.name} backend: {len(self._routes)} active flows: {'; '.join(rows) or 'none'}{more}"
 
     def delay_ns(self, src: int, dst: int, nbytes: int) -> float:
         route = self.graph.route(src, dst)  # type: ignore[attr-defined]
@@ -121,11 +135,14 @@ class FlowNetwork(LinkGraphBackend):
         if not self._remaining:
             return
         rem = np.asarray(self._remaining)
-        finished = rem <= _EPS_BYTES * np.maximum(1.0, self._rate)
+        now = self.queue.now
+        # done when what is left is a rounding residue, or drains in less time than the clock
+        # resolves at ``now`` (float ns: one ulp is 1.5e-5 ns at 1e11 ns); a completion event
+        # ``rem / rate`` ahead would land on ``now`` itself and repeat forever
+        finished = rem <= np.maximum(_EPS_BYTES * np.maximum(1.0, self._rate), self._rate * np.spacing(now))
         if not finished.any():
             return
         keep = ~finished
-        now = self.queue.now
         for idx in np.flatnonzero(finished).tolist():
             on_arrival, arg, latency, start, nbytes = self._done[idx]
             if self.transfers is not None:

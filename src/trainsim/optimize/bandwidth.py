@@ -29,17 +29,18 @@ right-hand side, from the certificate LP).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
-from trainsim.errors import ConfigError, InfeasibleError
+from trainsim.errors import ConfigError, InfeasibleError, SolverError
 from trainsim.optimize.constraints import (
     LinearConstraint,
     as_matrices,
     bound_constraints,
     find_feasible,
+    normalize,
     parse_constraints,
 )
 from trainsim.optimize.libra_inputs import LibraNetwork
@@ -124,6 +125,7 @@ class BandwidthProblem:
     workloads: list[tuple[WorkloadTraffic, float]]
     constraints: list[LinearConstraint]
     cost_coeffs: np.ndarray | None = None  # $ per GB/s of each B_d
+    _polytope: Polytope | None = field(default=None, init=False, repr=False)
 
     @property
     def ndims(self) -> int:
@@ -155,12 +157,22 @@ class BandwidthProblem:
         return None if self.cost_coeffs is None else float(self.cost_coeffs @ bandwidths)
 
     def polytope(self) -> Polytope:
-        a_ub, b_ub, a_eq, b_eq = as_matrices(self.constraints, self.ndims)
-        return Polytope(
-            a_ub, b_ub, a_eq, b_eq,
-            [i for i, c in enumerate(self.constraints) if c.sense != "=="],
-            [i for i, c in enumerate(self.constraints) if c.sense == "=="],
-        )
+        """The constraints' polytope, reduced (:func:`~trainsim.optimize.constraints.normalize`):
+        the rows name the constraints they came from; a dropped one gets no shadow price."""
+        if self._polytope is None:
+            rows = normalize(self.constraints, self.ndims)
+            reduced = [
+                self.constraints[r.index] if (r.sense == "==") == (self.constraints[r.index].sense == "==")
+                else replace(self.constraints[r.index], sense="==")
+                for r in rows
+            ]
+            a_ub, b_ub, a_eq, b_eq = as_matrices(reduced, self.ndims)
+            self._polytope = Polytope(
+                a_ub, b_ub, a_eq, b_eq,
+                [r.index for r, c in zip(rows, reduced, strict=True) if c.sense != "=="],
+                [r.index for r, c in zip(rows, reduced, strict=True) if c.sense == "=="],
+            )
+        return self._polytope
 
 
 def optimize_bandwidth(
@@ -172,13 +184,15 @@ def optimize_bandwidth(
     cost_coeffs: Sequence[float] | np.ndarray | None = None,
     bounds: Sequence[tuple[float | None, float | None]] | None = None,
     rtol: float = 1e-9,
+    gap_tolerance: float = 1e-6,
 ) -> BandwidthResult:
     """Optimal per-dimension bandwidths (GB/s per NPU) for ``workloads`` on ``network``.
 
     ``constraints`` are strings such as ``"sum == 500"`` (see
     :mod:`~trainsim.optimize.constraints`); ``bounds`` are per-dimension ``(lower, upper)``;
     ``cost_coeffs`` are $ per GB/s per dimension (:func:`~trainsim.optimize.cost.cost_coefficients`),
-    needed by ``perf_per_cost`` and for the costs in the result.
+    needed by ``perf_per_cost`` and for the costs in the result. A result whose certified
+    optimality gap is above ``gap_tolerance`` is not returned: :class:`~trainsim.errors.SolverError`.
     """
     if objective not in OBJECTIVES:
         raise ConfigError(f"unknown objective {objective!r}; expected one of {', '.join(OBJECTIVES)}", field="objective")
@@ -188,8 +202,8 @@ def optimize_bandwidth(
     for traffic, weight in pairs:
         if traffic.ndims != network.ndims:
             raise ConfigError(f"workload {traffic.name!r} has {traffic.ndims} dimensions, the network {network.ndims}", field="workload")
-        if not weight > 0:
-            raise ConfigError(f"workload {traffic.name!r}: weight {weight} must be positive", field="weight")
+        if not 0 < weight < np.inf:
+            raise ConfigError(f"workload {traffic.name!r}: weight {weight} must be positive and finite", field="weight")
     parsed = parse_constraints(constraints, network.ndims) + bound_constraints(bounds, network.ndims)
     coeffs = None if cost_coeffs is None else np.asarray(cost_coeffs, dtype=float)
     if coeffs is not None and coeffs.shape != (network.ndims,):
@@ -198,10 +212,19 @@ def optimize_bandwidth(
     find_feasible(parsed, network.ndims)  # a clear error naming the conflicting constraints
     if objective == "perf":
         sol = solve_perf(*problem.terms(), problem.polytope(), rtol=rtol)
-        return _result(problem, objective, sol.bandwidths, sol.gap, sol, {"certificate_rounds": sol.iterations})
-    if coeffs is None:
+        result = _result(problem, objective, sol.bandwidths, sol.gap, sol, {"certificate_rounds": sol.iterations})
+    elif coeffs is None:
         raise ConfigError("the perf_per_cost objective needs a cost model", field="cost", hint="pass --cost")
-    return _perf_per_cost(problem, rtol=max(rtol, 1e-7))
+    else:
+        result = _perf_per_cost(problem, rtol=max(rtol, 1e-7))
+    if not result.gap <= gap_tolerance:
+        raise SolverError(
+            f"the {objective} optimum is not certified: the relative gap between the best allocation found "
+            f"({', '.join(f'{b:.4g}' for b in result.bandwidths_gbps)} GB/s, step {result.time_s:.6g} s) and the "
+            f"proven lower bound is {result.gap:.3g}, above the tolerance {gap_tolerance:g}",
+            hint="simplify the constraints (drop near-duplicates, rescale very large or small numbers)",
+        )
+    return result
 
 
 def _perf_per_cost(problem: BandwidthProblem, rtol: float) -> BandwidthResult:

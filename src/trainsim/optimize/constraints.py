@@ -17,6 +17,14 @@ no bandwidths satisfy all of them it raises :class:`ConstraintConflictError` nam
 irreducible infeasible subset, found by a deletion filter: drop each constraint in turn and keep
 it dropped if the rest is still infeasible; what remains conflicts, and removing any one of its
 members makes it feasible.
+
+:func:`normalize` reduces a feasible set to an equivalent one the solver handles: the same
+polytope with no equality that depends on the others (``sum == 500`` written twice, or also as
+``B0 + B1 + B2 == 500``), no inequality the others imply (``sum <= 500`` beside ``sum == 500``)
+and every inequality that always holds with equality (``sum <= 500`` with ``sum >= 500``) made
+an equality. Redundant rows make the Jacobian of the active constraints singular, and SLSQP then
+stops at its start (the equal split), so the set is reduced first (LP tests: an inequality is
+implied when maximizing its left-hand side over the others stays within its right-hand side).
 """
 
 from __future__ import annotations
@@ -161,6 +169,9 @@ def parse_constraint(text: str, ndims: int) -> list[LinearConstraint]:
         (lc, lk), (rc, rk) = parsed[k], parsed[k + 1]
         coeffs = lc - rc
         rhs = rk - lk
+        if not (np.all(np.isfinite(coeffs)) and np.isfinite(rhs)):
+            raise ConfigError(f"constraint {text!r}: a number beyond the float range; expected finite "
+                              "coefficients and bounds (GB/s)", field="constraint")
         if not np.any(coeffs):
             raise ConfigError(f"constraint {text!r}: no bandwidth left after simplifying", field="constraint")
         piece = text if len(ops) == 1 else _chain_piece(sides[k], sense, sides[k + 1])
@@ -247,3 +258,81 @@ def find_feasible(constraints: Sequence[LinearConstraint], ndims: int) -> np.nda
         if _lp_point(trial, ndims) is None:
             keep = trial
     raise ConstraintConflictError([c.text for c in keep])
+
+
+@dataclass(frozen=True)
+class NormalizedRow:
+    """One row of the reduced set: ``coeffs @ B  sense  rhs``, from the caller's constraint ``index``."""
+
+    coeffs: np.ndarray
+    sense: str  # "==" or "<="
+    rhs: float
+    index: int
+
+
+def _as_rows(constraints: Sequence[LinearConstraint]) -> list[NormalizedRow]:
+    """Each constraint as ``==`` or ``<=``, scaled to a unit-norm row."""
+    rows = []
+    for i, c in enumerate(constraints):
+        a = np.asarray(c.coeffs, dtype=float)
+        b = float(c.rhs)
+        if c.sense == ">=":
+            a, b = -a, -b
+        n = float(np.linalg.norm(a))
+        rows.append(NormalizedRow(a / n, "==" if c.sense == "==" else "<=", b / n, i))
+    return rows
+
+
+def _max_activity(row: NormalizedRow, others: Sequence[NormalizedRow], ndims: int, sign: float) -> float | None:
+    """``max sign * row @ B`` over ``others`` and ``B >= 0``; None when unbounded."""
+    ub = [r for r in others if r.sense == "<="]
+    eq = [r for r in others if r.sense == "=="]
+    res = linprog(
+        -sign * row.coeffs,
+        A_ub=np.array([r.coeffs for r in ub]) if ub else None, b_ub=np.array([r.rhs for r in ub]) if ub else None,
+        A_eq=np.array([r.coeffs for r in eq]) if eq else None, b_eq=np.array([r.rhs for r in eq]) if eq else None,
+        bounds=[(0, None)] * ndims, method="highs",
+    )
+    if res.status == 3:
+        return None
+    if res.status != 0:
+        raise RuntimeError(f"LP redundancy check failed: {res.message}")
+    return float(-res.fun)
+
+
+def normalize(constraints: Sequence[LinearConstraint], ndims: int, *, tol: float = 1e-9) -> list[NormalizedRow]:
+    """An equivalent, irredundant set for a feasible ``constraints`` (see the module docstring).
+
+    ``tol`` is relative to the largest right-hand side (rows are unit-norm).
+    """
+    rows = _as_rows(constraints)
+    if not rows:
+        return []
+    atol = tol * max(1.0, max(abs(r.rhs) for r in rows))
+    # inequalities that hold with equality at every feasible point become equalities
+    out: list[NormalizedRow] = []
+    for r in rows:
+        if r.sense == "<=":
+            others = [o for o in rows if o is not r]
+            low = _max_activity(r, others, ndims, -1.0)  # -min(row @ B)
+            if low is not None and -low >= r.rhs - atol:
+                r = NormalizedRow(r.coeffs, "==", r.rhs, r.index)
+        out.append(r)
+    # equalities: keep those that raise the rank (the dropped ones are consistent: the set is feasible)
+    kept: list[NormalizedRow] = []
+    basis = np.zeros((0, ndims))
+    for r in out:
+        if r.sense != "==":
+            continue
+        trial = np.vstack([basis, r.coeffs])
+        if np.linalg.matrix_rank(trial, tol=1e-9) > basis.shape[0]:
+            basis = trial
+            kept.append(r)
+    # inequalities: drop each one the rest implies (the polytope stays the same at every step)
+    ineq = [r for r in out if r.sense == "<="]
+    for r in list(ineq):
+        rest = kept + [o for o in ineq if o is not r]
+        top = _max_activity(r, rest, ndims, 1.0)
+        if top is not None and top <= r.rhs + atol:
+            ineq.remove(r)
+    return sorted(kept + ineq, key=lambda r: r.index)

@@ -202,8 +202,8 @@ def load_cost_model(path: str | Path) -> dict[str, dict[str, float]]:
                     f"unknown component {name!r}; expected one of {', '.join(COST_ELEMENTS)}",
                     file=file, field=f"{dim}.{name}",
                 )
-            if isinstance(price, bool) or not isinstance(price, int | float) or not price > 0:
-                raise ConfigError(f"price {price!r} must be a positive number ($ per GB/s)", file=file, field=f"{dim}.{name}")
+            if isinstance(price, bool) or not isinstance(price, int | float) or not 0 < price < math.inf:
+                raise ConfigError(f"price {price!r} must be a positive, finite number ($ per GB/s)", file=file, field=f"{dim}.{name}")
             prices[name] = float(price)
         model[str(dim)] = prices
     return model

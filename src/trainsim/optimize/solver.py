@@ -62,6 +62,13 @@ class Polytope:
         return int(self.a_ub.shape[1] if self.a_ub.size else self.a_eq.shape[1])
 
     def with_equality(self, row: np.ndarray, rhs: float, tag: int = -1) -> Polytope:
+        """Add ``row @ B == rhs``; unchanged when the equalities already fix ``row @ B`` (a
+        dependent row would make SLSQP's constraint Jacobian singular); the caller picks
+        ``rhs`` inside the range the polytope allows, so the dropped row holds."""
+        if len(self.b_eq):
+            rank = np.linalg.matrix_rank(self.a_eq)
+            if np.linalg.matrix_rank(np.vstack([self.a_eq, row[None, :]])) == rank:
+                return self
         return Polytope(
             self.a_ub, self.b_ub,
             np.vstack([self.a_eq, row[None, :]]), np.append(self.b_eq, rhs),

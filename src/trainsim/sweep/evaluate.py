@@ -12,6 +12,7 @@ can, ``system/symmetry/replica.py``); a strategy that does not fit the device is
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import replace
@@ -63,6 +64,23 @@ def check_workload(spec: Any, *, complete: bool = True, file: str | None = None,
         raise ConfigError(f"missing {', '.join(missing)}", file=file, field=f"{at}.{kind}")
 
 
+INT64_MAX = 2**63 - 1
+
+
+def _whole_number(value: Any, field: str) -> int:
+    """``value`` as an int in 0..2**63-1 (a count or bytes), else a ConfigError naming ``field``."""
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and float(value).is_integer()
+    if not ok or not 0 <= int(value) <= INT64_MAX:
+        raise ConfigError(f"got {value!r}; expected a whole number in 0..{INT64_MAX}", field=field)
+    return int(value)
+
+
+def _finite(value: Any, field: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < math.inf:
+        raise ConfigError(f"got {value!r}; expected a finite number of seconds >= 0", field=field)
+    return float(value)
+
+
 def build_workload(spec: dict[str, Any], npus: int) -> Sequence[WorkloadGraph]:
     """Rank graphs from a workload mapping (one key: collective, data_parallel, shift or chakra;
     ``generate`` needs the platform: :func:`evaluate`)."""
@@ -70,13 +88,18 @@ def build_workload(spec: dict[str, Any], npus: int) -> Sequence[WorkloadGraph]:
 
     check_workload(spec)
     kind, args = next(iter(spec.items()))
+
+    def whole(key: str, default: int | None = None) -> int:
+        return _whole_number(args[key] if default is None else args.get(key, default), f"workload.{kind}.{key}")
+
     if kind == "collective":
         dims = args.get("involved_dim")
-        return micro.collective_workload(npus, args["type"], int(args["size_bytes"]), involved_dim=tuple(dims) if dims else None)
+        return micro.collective_workload(npus, args["type"], whole("size_bytes"), involved_dim=tuple(dims) if dims else None)
     if kind == "data_parallel":
-        return micro.data_parallel_workload(npus, int(args["layers"]), int(args["allreduce_bytes"]), **{k: float(v) for k, v in args.items() if k in ("forward_s", "backward_s")})
+        times = {k: _finite(v, f"workload.{kind}.{k}") for k, v in args.items() if k in ("forward_s", "backward_s")}
+        return micro.data_parallel_workload(npus, whole("layers"), whole("allreduce_bytes"), **times)
     if kind == "shift":
-        return micro.shift_workload(npus, int(args["size_bytes"]), steps=int(args.get("steps", 1)), distance=int(args.get("distance", 1)))
+        return micro.shift_workload(npus, whole("size_bytes"), steps=whole("steps", 1), distance=whole("distance", 1))
     if kind == "chakra":
         from trainsim.workload.chakra import read_workload
 
@@ -105,7 +128,7 @@ def evaluate(document: dict[str, Any]) -> tuple[str, dict[str, Any], str | None]
             makespan, ranks, events = result.makespan_s, result.ranks, result.events
     except InfeasibleError as exc:
         return "infeasible", {}, str(exc)
-    except (TrainsimError, KeyError, ValueError, TypeError) as exc:
+    except (TrainsimError, KeyError, ValueError, TypeError, ArithmeticError) as exc:
         return "error", {}, f"{type(exc).__name__}: {exc}"
     n = max(1, len(ranks))
     metrics = {

@@ -7,7 +7,11 @@ interrupted sweep keeps them and a re-run skips them.
 
 from __future__ import annotations
 
+import errno
 import os
+import re
+import socket
+import struct
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -67,7 +71,10 @@ def run_sweep(
     dask: str | None = None,
     progress: Progress | None = None,
 ) -> SweepSummary:
-    """Run every combination missing from ``store``; ``dask`` is ``tcp://HOST:PORT`` or ``local:N``."""
+    """Run every combination missing from ``store``; ``dask`` is ``tcp://HOST:PORT`` or ``local:N``
+    (checked before any work: :func:`check_dask_address`)."""
+    if dask:
+        check_dask_address(dask)
     items, skipped = pending_items(spec, store)
     total = len(items) + skipped
     store.set_meta("axis_fields", {a.label: a.field for group in spec.axis_list() for a in group})  # units for plots
@@ -128,6 +135,58 @@ def _exit_with_parent(parent: int) -> None:
         os._exit(1)
 
     threading.Thread(target=watch, name="trainsim-sweep-parent-watch", daemon=True).start()
+
+
+DASK_HANDSHAKE_S = 1.5
+"""Seconds to wait for a Dask scheduler's handshake (it sends one as soon as a client connects)."""
+
+
+def check_dask_address(address: str, *, timeout_s: float = DASK_HANDSHAKE_S) -> None:
+    """``local:N`` with N >= 1, or ``tcp://HOST:PORT`` where a Dask scheduler answers.
+
+    A scheduler writes its handshake on connection: one message framed as distributed's TCP
+    comm frames it (8-byte little-endian total length, 8-byte frame count, 8 bytes per frame
+    length, then msgpack with the keys ``compression``, ``python``, ``pickle-protocol``). Anything
+    else within ``timeout_s`` (silence, an HTTP banner, lengths of exabytes) is a ConfigError,
+    before dask's client would try to allocate what a stranger's bytes announce."""
+    if address.startswith("local:"):
+        text = address.split(":", 1)[1]
+        if not text.isdigit() or int(text) < 1:
+            raise ConfigError(f"--dask {address!r}: expected local:N with N >= 1 workers", field="dask")
+        return
+    m = re.fullmatch(r"tcp://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})", address)
+    if m is None or not 0 < int(m.group(2)) < 65536:
+        raise ConfigError(f"--dask {address!r}: expected tcp://HOST:PORT (PORT 1..65535) or local:N", field="dask")
+    host, port = m.group(1).strip("[]"), int(m.group(2))
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s) as conn:
+            conn.settimeout(timeout_s)
+            header = _recv_exactly(conn, 16)
+            total, frames = struct.unpack("<QQ", header)
+            if not (16 < total <= 1 << 16 and 1 <= frames <= 16):
+                raise ConfigError(
+                    f"{address} is not a Dask scheduler: its first bytes {header[:16]!r} are not a Dask handshake",
+                    field="dask", hint="give the scheduler's address (dask scheduler prints it), or local:N",
+                )
+            body = _recv_exactly(conn, total - 8)
+    except TimeoutError:
+        raise ConfigError(f"{address} is not a Dask scheduler: no handshake within {timeout_s:g} s", field="dask",
+                          hint="give the scheduler's address (dask scheduler prints it), or local:N") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot reach the Dask scheduler at {address}: {exc.strerror or exc}", field="dask") from None
+    if b"python" not in body or b"compression" not in body:
+        raise ConfigError(f"{address} is not a Dask scheduler: its first message is not a Dask handshake", field="dask",
+                          hint="give the scheduler's address (dask scheduler prints it), or local:N")
+
+
+def _recv_exactly(conn: socket.socket, n: int) -> bytes:
+    data = b""
+    while len(data) < n:
+        chunk = conn.recv(n - len(data))
+        if not chunk:
+            raise ConnectionResetError(errno.ECONNRESET, "the connection closed during the handshake")
+        data += chunk
+    return data
 
 
 def _run_dask(items: list[Item], address: str, record: Callable[[list[dict[str, Any]]], None]) -> None:

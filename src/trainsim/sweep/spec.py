@@ -30,6 +30,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from trainsim.errors import ConfigError
 
+DOCUMENT_KEYS = ("platform", "workload", "backend", "compat")
+"""The top-level keys of a combination's inputs document (module docstring): an axis path
+starts with one of them."""
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -62,6 +66,12 @@ class Axis(_Strict):
 
     @model_validator(mode="after")
     def _one_source(self) -> Axis:
+        top = self.field.split(".", 1)[0].split("[", 1)[0]
+        if top not in DOCUMENT_KEYS:
+            raise ValueError(
+                f"field {self.field!r} starts with {top!r}, which is not part of the inputs document; "
+                f"expected a path under one of {', '.join(DOCUMENT_KEYS)}"
+            )
         if (self.values is None) == (self.range is None):
             raise ValueError("give exactly one of 'values' and 'range'")
         if self.values is not None and not self.values:
@@ -150,8 +160,10 @@ def load_sweep(path: str | Path) -> SweepSpec:
         spec = SweepSpec.model_validate({**data, "source": str(path)})
     except ValidationError as exc:
         first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"])
-        raise ConfigError(f"{first['msg']} (got {first.get('input')!r})", file=str(path), field=loc) from None
+        # pydantic names a model validator or a union member in the location: not a field
+        loc = ".".join(str(p) for p in first["loc"] if not re.search(r"^function-|\[.*\(", str(p)))
+        msg = first["msg"].removeprefix("Value error, ")
+        raise ConfigError(f"{msg} (got {first.get('input')!r})", file=str(path), field=loc) from None
     try:
         for group in spec.axis_list():
             for axis in group:
@@ -229,13 +241,84 @@ _OPS: dict[type, Any] = {
 }
 
 
+FILTER_MAX_CHARS = 2_000
+"""Longest filter expression (characters)."""
+FILTER_MAX_NODES = 500
+"""Most syntax nodes in a filter (a 3,000-term sum is refused before it is evaluated)."""
+FILTER_MAX_DEPTH = 40
+"""Deepest nesting of a filter's syntax tree."""
+FILTER_MAX_POW = 4_096
+"""``a ** b`` only while the result has at most this many bits (``|b| <= 4096`` for floats)."""
+FILTER_MAX_ITEMS = 10_000
+"""Longest string or list a filter may build (``'a' * n``, ``[x] * n``, ``a + b``)."""
+
+
+def _depth(node: ast.AST) -> int:
+    """Nesting depth, without recursion (the parser accepts deeper trees than Python's stack)."""
+    deepest, stack = 0, [(node, 1)]
+    while stack:
+        n, d = stack.pop()
+        deepest = max(deepest, d)
+        stack.extend((c, d + 1) for c in ast.iter_child_nodes(n))
+    return deepest
+
+
+def _bounded_pow(a: Any, b: Any) -> Any:
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
+        if isinstance(a, int) and isinstance(b, int) and b > 0:
+            bits = max(1, abs(a).bit_length()) * b
+            if abs(a) > 1 and bits > FILTER_MAX_POW:
+                raise OverflowError(f"{a} ** {b} has about {bits:,} bits; the limit is {FILTER_MAX_POW:,}")
+        elif abs(b) > FILTER_MAX_POW:
+            raise OverflowError(f"an exponent of {b} is above {FILTER_MAX_POW:,}")
+    return operator.pow(a, b)
+
+
+def _sized(result: Any) -> Any:
+    if isinstance(result, (str, list, bytes)) and len(result) > FILTER_MAX_ITEMS:
+        raise OverflowError(f"a value of {len(result):,} items; the limit is {FILTER_MAX_ITEMS:,}")
+    return result
+
+
+def _bounded_mul(a: Any, b: Any) -> Any:
+    for seq, n in ((a, b), (b, a)):
+        if isinstance(seq, (str, list, bytes)) and isinstance(n, int) and len(seq) * max(0, n) > FILTER_MAX_ITEMS:
+            raise OverflowError(f"a value of {len(seq) * n:,} items; the limit is {FILTER_MAX_ITEMS:,}")
+    return operator.mul(a, b)
+
+
+_BOUNDED: dict[type, Any] = {
+    **_OPS,
+    ast.Pow: _bounded_pow,
+    ast.Mult: _bounded_mul,
+    ast.Add: lambda a, b: _sized(operator.add(a, b)),
+}
+
+_RUNTIME_ERRORS = (TypeError, ValueError, ArithmeticError, KeyError, IndexError, RecursionError, MemoryError)
+
+
 def compile_filter(text: str, names: list[str], source: str) -> Any:
-    """A safe evaluator for ``filter``: names, numbers, strings, lists, arithmetic,
-    comparisons, ``and``/``or``/``not``. Anything else is a :class:`ConfigError`."""
+    """A safe, bounded evaluator for ``filter``: names, numbers, strings, lists, arithmetic,
+    comparisons, ``and``/``or``/``not``. Anything else is a :class:`ConfigError`, and so is an
+    expression beyond the size limits above or one that fails on a combination (comparing a
+    string with a number, ``% 0``, a power or a repetition too large): the error names the
+    expression, the values it failed on and why."""
+    where = {"file": source or None, "field": "filter"}
+    if len(text) > FILTER_MAX_CHARS:
+        raise ConfigError(f"filter of {len(text):,} characters; the limit is {FILTER_MAX_CHARS:,}", **where)
     try:
         tree = ast.parse(text, mode="eval")
     except SyntaxError as exc:
-        raise ConfigError(f"filter {text!r} is not an expression: {exc.msg}", file=source or None, field="filter") from None
+        raise ConfigError(f"filter {text!r} is not an expression: {exc.msg}", **where) from None
+    except (RecursionError, MemoryError, ValueError):
+        raise ConfigError(f"filter {text[:80]!r}... is nested too deeply to read", **where) from None
+    count = sum(1 for _ in ast.walk(tree))
+    if count > FILTER_MAX_NODES or _depth(tree) > FILTER_MAX_DEPTH:
+        raise ConfigError(
+            f"filter {text[:80]!r}{'...' if len(text) > 80 else ''} is too large ({count:,} terms, nesting "
+            f"{_depth(tree)}); the limits are {FILTER_MAX_NODES} terms and nesting {FILTER_MAX_DEPTH}",
+            **where,
+        )
 
     def ev(node: ast.AST, env: dict[str, Any]) -> Any:
         if isinstance(node, ast.Expression):
@@ -246,10 +329,10 @@ def compile_filter(text: str, names: list[str], source: str) -> Any:
             return env[node.id]
         if isinstance(node, (ast.List, ast.Tuple)):
             return [ev(e, env) for e in node.elts]
-        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
-            return _OPS[type(node.op)](ev(node.left, env), ev(node.right, env))
-        if isinstance(node, ast.UnaryOp) and type(node.op) in _OPS:
-            return _OPS[type(node.op)](ev(node.operand, env))
+        if isinstance(node, ast.BinOp) and type(node.op) in _BOUNDED:
+            return _BOUNDED[type(node.op)](ev(node.left, env), ev(node.right, env))
+        if isinstance(node, ast.UnaryOp) and type(node.op) in _BOUNDED:
+            return _BOUNDED[type(node.op)](ev(node.operand, env))
         if isinstance(node, ast.BoolOp):
             vals = (ev(v, env) for v in node.values)
             return all(vals) if isinstance(node.op, ast.And) else any(vals)
@@ -257,13 +340,24 @@ def compile_filter(text: str, names: list[str], source: str) -> Any:
             left = ev(node.left, env)
             for op, comp in zip(node.ops, node.comparators, strict=True):
                 right = ev(comp, env)
-                if type(op) not in _OPS or not _OPS[type(op)](left, right):
+                if type(op) not in _BOUNDED or not _BOUNDED[type(op)](left, right):
                     return False
                 left = right
             return True
-        raise ConfigError(f"filter may not use {type(node).__name__} ({ast.unparse(node)!r})", file=source or None, field="filter")
+        raise ConfigError(f"filter may not use {type(node).__name__} ({ast.unparse(node)!r})", **where)
 
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and node.id not in names:
-            raise ConfigError(f"filter names {node.id!r}, which is not an axis (axes: {', '.join(names)})", file=source or None, field="filter")
-    return lambda env: bool(ev(tree, env))
+            raise ConfigError(f"filter names {node.id!r}, which is not an axis (axes: {', '.join(names)})", **where)
+        if not isinstance(node, (ast.Expression, ast.Constant, ast.Name, ast.List, ast.Tuple, ast.BinOp, ast.UnaryOp,
+                                 ast.BoolOp, ast.Compare, ast.operator, ast.unaryop, ast.boolop, ast.cmpop, ast.expr_context)):
+            raise ConfigError(f"filter may not use {type(node).__name__} ({ast.unparse(node)!r})", **where)
+
+    def check(env: dict[str, Any]) -> bool:
+        try:
+            return bool(ev(tree, env))
+        except _RUNTIME_ERRORS as exc:
+            values = ", ".join(f"{k}={v!r}" for k, v in env.items() if k in text)
+            raise ConfigError(f"filter {text!r} fails where {values}: {type(exc).__name__}: {exc}", **where) from None
+
+    return check

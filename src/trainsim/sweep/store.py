@@ -95,20 +95,36 @@ class SweepStore:
     def get_meta(self, name: str) -> Any:
         """What :meth:`set_meta` stored under ``name``; None if nothing was."""
         row = self.db.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
-        return None if row is None else json.loads(row[0])
+        return None if row is None else self._json(row[0], f"meta {name!r}", object)
 
     def rows(self, keys: Iterable[str] | None = None) -> list[dict[str, Any]]:
-        """Every row (or those of ``keys``), params and metrics flattened into one mapping."""
+        """Every row (or those of ``keys``) as one mapping, params and metrics flattened; a row
+        whose JSON columns are not JSON mappings (a store edited or damaged by hand) is a
+        :class:`ConfigError` naming the file, the row and column."""
         query = "SELECT key, params, status, metrics, error, wall_s FROM results"
         wanted = None if keys is None else list(keys)
         if wanted is not None:
             query += f" WHERE key IN ({','.join('?' * len(wanted))})"
         out = []
-        for key, params, status, metrics, error, wall_s in self.db.execute(query + " ORDER BY finished_at, key", wanted or ()):
+        rows = self.db.execute(query + " ORDER BY finished_at, key", wanted or ())
+        for number, (key, params, status, metrics, error, wall_s) in enumerate(rows, start=1):
+            where = f"row {number} (key {str(key)[:32]!r})"
             out.append(
-                {"key": key, "status": status, "error": error, "wall_s": wall_s, **json.loads(params), **json.loads(metrics)}
+                {"key": key, "status": status, "error": error, "wall_s": wall_s,
+                 **self._json(params, f"{where}, column params", dict), **self._json(metrics, f"{where}, column metrics", dict)}
             )
         return out
+
+    def _json(self, text: Any, where: str, kind: type) -> Any:
+        try:
+            value = json.loads(text)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"{where} is not JSON ({exc}): {str(text)[:60]!r}", file=str(self.path),
+                              hint="the store was damaged or edited; delete that row or re-run the sweep into a new store") from None
+        if not isinstance(value, kind):
+            raise ConfigError(f"{where} is {type(value).__name__} JSON; expected a mapping", file=str(self.path),
+                              hint="the store was damaged or edited; delete that row or re-run the sweep into a new store")
+        return value
 
     def count(self) -> int:
         return int(self.db.execute("SELECT COUNT(*) FROM results").fetchone()[0])

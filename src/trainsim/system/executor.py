@@ -148,6 +148,9 @@ class Executor:
         every 100,000 events when given."""
         for state in self.ranks:
             self._issue_ready(state)
+        ranks, network = self.ranks, self.network
+        # the event loop's livelock watchdog: work completes when a node finishes or a message leaves
+        self.queue.progress_probe = lambda: (sum(s.done for s in ranks), network.messages_sent)
         if progress is None:
             self.queue.run()
         else:

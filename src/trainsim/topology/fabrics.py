@@ -92,8 +92,12 @@ def graph_from_edges(npus: int, edges: list[tuple[int, int, float, float]], *, s
         raise ConfigError(f"the graph has {devices} devices but {npus} ranks were asked for", file=source or None)
     g = RoutedGraph(npus=npus, devices=devices)
     for a, b, bw, lat in edges:
-        if a == b or bw <= 0 or lat < 0:
-            raise ConfigError(f"bad edge {a} - {b}: bandwidth {bw} B/s, latency {lat} ns (need a != b, bandwidth > 0, latency >= 0)", file=source or None)
+        if a == b or min(a, b) < 0 or not 0 < bw < math.inf or not 0 <= lat < math.inf:
+            raise ConfigError(
+                f"bad edge {a} - {b}: bandwidth {bw} B/s, latency {lat} ns (need node ids >= 0, a != b, "
+                "a finite bandwidth > 0 and a finite latency >= 0)",
+                file=source or None,
+            )
         g.add_link(a, b, bw, lat)
         g.add_link(b, a, bw, lat)
     # scipy is imported here, not at the top: it is needed for user graphs only and costs a
@@ -129,9 +133,12 @@ def load_edge_list(path: str | Path, npus: int) -> RoutedGraph:
     ``bandwidth_gbps`` and ``latency_ns``); GB/s here is 1e9 B/s."""
     path = Path(path)
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read the graph file: {exc.strerror}", file=str(path)) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"not UTF-8 text (byte {exc.start}: {exc.object[exc.start:exc.start + 1]!r}); expected an edge "
+                          "list or GraphML", file=str(path)) from None
     if path.suffix.lower() == ".graphml" or text.lstrip().startswith("<"):
         return graph_from_edges(npus, _graphml_edges(text, str(path)), source=str(path))
     edges = []
@@ -143,9 +150,16 @@ def load_edge_list(path: str | Path, npus: int) -> RoutedGraph:
         if len(parts) != 4:
             raise ConfigError(f"line {lineno}: expected 'a b bandwidth_gbps latency_ns', got {line!r}", file=str(path))
         try:
-            edges.append((int(parts[0]), int(parts[1]), float(parts[2]) * 1e9, float(parts[3])))
+            edge = (int(parts[0]), int(parts[1]), float(parts[2]) * 1e9, float(parts[3]))
         except ValueError:
             raise ConfigError(f"line {lineno}: not numbers: {line!r}", file=str(path)) from None
+        if not (0 < edge[2] < math.inf and 0 <= edge[3] < math.inf):
+            raise ConfigError(
+                f"line {lineno}: bandwidth {parts[2]} GB/s, latency {parts[3]} ns; expected a finite bandwidth > 0 "
+                "and a finite latency >= 0",
+                file=str(path),
+            )
+        edges.append(edge)
     return graph_from_edges(npus, edges, source=str(path))
 
 

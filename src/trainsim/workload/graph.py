@@ -232,6 +232,13 @@ def attribute_row(
 _ROW_WIDTH = 15
 """Id, type, name and the 12 values of :func:`attribute_row`."""
 
+_INT_COLUMNS = (
+    (0, "node id", np.int64), (1, "node type", np.int8), (6, "tensor_size", np.int64), (7, "comm_type", np.int16),
+    (8, "comm_size", np.int64), (9, "comm_src", np.int32), (10, "comm_dst", np.int32), (11, "comm_tag", np.int64),
+    (12, "comm_priority", np.int32),
+)  # fmt: skip
+"""The integer columns of a row: (position, name, dtype), for the range error of ``build``."""
+
 
 class GraphBuilder:
     """Accumulates nodes one by one and freezes them into a :class:`WorkloadGraph`.
@@ -301,6 +308,34 @@ class GraphBuilder:
         return len(self._rows)
 
     def build(self) -> WorkloadGraph:
+        """Pack the nodes into arrays; a value beyond its column's integer range (an id, size
+        or tag above int64, a rank above int32) is a :class:`~trainsim.errors.TraceError`
+        naming the node and the field, not numpy's OverflowError."""
+        try:
+            return self._build()
+        except OverflowError:
+            self._raise_out_of_range()
+            raise
+
+    def _raise_out_of_range(self) -> None:
+        from trainsim.errors import TraceError
+
+        for row, deps in zip(self._rows, zip(self._data_deps, self._ctrl_deps, strict=True), strict=True):
+            node_id = row[0]
+            checks = [(name, row[k], dtype) for k, name, dtype in _INT_COLUMNS]
+            checks += [("a dependency", d, np.int64) for d in (*deps[0], *deps[1])]
+            for name, value, dtype in checks:
+                info = np.iinfo(dtype)
+                if isinstance(value, int | np.integer) and not info.min <= value <= info.max:
+                    raise TraceError(
+                        f"{name} {value} is beyond the {np.dtype(dtype).name} range "
+                        f"[{info.min}, {info.max}]",
+                        file=self.source or None,
+                        rank=self.rank,
+                        node_id=int(node_id) if np.iinfo(np.int64).min <= node_id <= np.iinfo(np.int64).max else None,
+                    )
+
+    def _build(self) -> WorkloadGraph:
         rows = self._rows
         n = len(rows)
         columns = list(zip(*rows, strict=True)) if n else [()] * _ROW_WIDTH

@@ -253,6 +253,11 @@ class MemoryConfig:
         _check_positive(self, ("burst_ns",), allow_zero=True)
 
 
+MAX_MISSES = 4_000_000
+"""Most last-level-cache misses a study simulates (all cores): each is a request with about ten
+values held per core (a few hundred MB at this limit, minutes of simulation)."""
+
+
 @dataclass(frozen=True)
 class CoreConfig:
     """Closed-loop cores: a reorder-buffer model driven by last-level-cache misses.
@@ -272,6 +277,15 @@ class CoreConfig:
     def __post_init__(self) -> None:
         _check_ints(self, ("cores", "rob", "width", "instructions"), 1)
         _need(0 < self.mpki <= 1000, "CoreConfig", "mpki", self.mpki, "a number in (0, 1000]")
+        misses = self.cores * self.instructions * self.mpki / 1000
+        _need(
+            misses <= MAX_MISSES,
+            "CoreConfig",
+            "instructions",
+            self.instructions,
+            f"at most {MAX_MISSES:,} misses in all (cores x instructions x mpki / 1000 = {misses:,.0f}): "
+            "each miss is a request the study simulates and holds in memory",
+        )
         _check_positive(self, ("freq_ghz",))
         _need(
             0 <= self.writebacks_per_miss <= 1,
@@ -292,6 +306,10 @@ class PcmConfig:
     memory: MemoryConfig = field(default_factory=MemoryConfig)
     core: CoreConfig = field(default_factory=CoreConfig)
     seed: int = 1
+
+    def __post_init__(self) -> None:
+        ok = isinstance(self.seed, int) and not isinstance(self.seed, bool) and 0 <= self.seed < 2**63
+        _need(ok, "PcmConfig", "seed", self.seed, "an integer in 0 .. 2**63-1 (numpy's generators take no negative seed)")
 
     def replace(self, **changes: Any) -> PcmConfig:
         """A copy with dotted-path changes, e.g. ``replace(**{"spare.spare_bits": 32})``."""

@@ -149,7 +149,10 @@ def generate_mix(
 
 def package_files(package: str, suffixes: tuple[str, ...]) -> list[Path]:
     """Files of an installed package with one of ``suffixes``, sorted, ``__pycache__`` skipped."""
-    spec = importlib.util.find_spec(package)
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):  # a dotted name whose parent package is not installed
+        spec = None
     if spec is None or not spec.submodule_search_locations:
         raise ConfigError(
             f"package {package!r} is not installed as a package directory", field="content.package"

@@ -178,7 +178,7 @@ class _NodeDecoder:
         node_id = node.id
         if node_id > INT64_MAX or not 0 <= node.type <= _INT8_MAX:
             raise self.fail(f"node id or type out of range (type {node.type})", node_id)
-        attributes = self._take_standard_attributes(node)
+        attributes = self._take_standard_attributes(node, node_id)
         self.builder.add(
             node_id,
             node.type,
@@ -190,7 +190,7 @@ class _NodeDecoder:
             **attributes,
         )
 
-    def _take_standard_attributes(self, node: Any) -> dict[str, Any]:
+    def _take_standard_attributes(self, node: Any, node_id: int) -> dict[str, Any]:
         """Values of the standard attributes by name; removes them all from ``node.attr``."""
         values: dict[str, Any] = {}
         standard_indices = []
@@ -204,15 +204,24 @@ class _NodeDecoder:
                     f"{{n}} repeated {spec.name} attribute(s) ignored; the first one is used"
                 )
                 continue
-            self._read_attribute(spec, attribute, values)
+            self._read_attribute(spec, attribute, values, node_id)
         for index in reversed(standard_indices):
             del node.attr[index]
         return values
 
-    def _read_attribute(self, spec: AttrSpec, attribute: Any, values: dict[str, Any]) -> None:
+    def _read_attribute(self, spec: AttrSpec, attribute: Any, values: dict[str, Any], node_id: int) -> None:
         try:
             value, case = spec.read(attribute)
         except (UnusableValue, ValueError, OverflowError) as exc:
+            if spec.name == "comm_size":
+                # a size that is there but no byte count: refused, not read as a missing 0 B
+                case = attribute.WhichOneof("value")
+                raw = getattr(attribute, case) if case else None
+                raise self.fail(
+                    f"comm_size {raw!r} ({case or 'no value'}) is not a byte count; expected an "
+                    f"integer in 0..{INT64_MAX}",
+                    node_id,
+                ) from None
             self.tally.add(f"{{n}} {spec.name} attribute(s) ignored: {exc}")
             return
         if case != spec.case:
