@@ -44,6 +44,15 @@ def _sizes(text: str | None) -> tuple[int, ...] | None:
     return sizes
 
 
+def _stage_layers(text: str | None) -> tuple[int, ...]:
+    if not text:
+        return ()
+    try:
+        return tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise ConfigError(f"{text!r} is not a list of integers like 7,8,8,7", field="--layers-per-stage") from None
+
+
 @app.command("generate")
 def generate_command(
     model: str = typer.Argument(..., help="Zoo model name (e.g. gpt3-175b, llama3-70b, resnet50) or a Hugging Face config.json."),
@@ -55,6 +64,10 @@ def generate_command(
     pp: int = typer.Option(1, "--pp", help="Pipeline-parallel degree."),
     dp: int = typer.Option(1, "--dp", help="Data-parallel degree."),
     ep: int = typer.Option(1, "--ep", help="Expert-parallel degree (divides DP)."),
+    cp: int = typer.Option(1, "--cp", help="Context-parallel degree (sequence split over CP ranks; K/V all-gathered per layer)."),
+    first_stage_layers: int = typer.Option(0, "--first-stage-layers", help="Layers on the first pipeline stage (0 = as the others); the middle stages share the rest evenly."),
+    last_stage_layers: int = typer.Option(0, "--last-stage-layers", help="Layers on the last pipeline stage (0 = as the others)."),
+    layers_per_stage: str | None = typer.Option(None, "--layers-per-stage", help="Layers of every pipeline stage, e.g. 7,8,8,7."),
     sp: bool = typer.Option(False, "--sp/--no-sp", help="Sequence parallelism (with TP)."),
     zero: int = typer.Option(0, "--zero", help="ZeRO stage 0-3."),
     fsdp: bool = typer.Option(False, "--fsdp", help="FSDP full sharding (generated as ZeRO-3)."),
@@ -117,6 +130,10 @@ def generate_command(
         pp=pp,
         dp=dp,
         ep=ep,
+        cp=cp,
+        first_stage_layers=first_stage_layers,
+        last_stage_layers=last_stage_layers,
+        layers_per_stage=_stage_layers(layers_per_stage),
         sp=sp,
         zero=zero,
         fsdp=fsdp,

@@ -148,7 +148,8 @@ class TransformerGenerator:
         self.timer = timer
         self.group_sizes = groups or {}
         self.shard = Shard(par.micro_batch, spec.seq, par.tp, par.sp, par.ep, par.act_bytes)
-        self.layers_per_chunk = spec.layers // par.chunks
+        self.chunk_ranges = par.chunk_layers(spec.layers)  # layers of each global chunk
+        self.stage_layer_counts = par.stage_layers(spec.layers)
         self.n_global_chunks = par.chunks
         zero3 = par.zero >= 3
         self.keep_markers = zero3 or par.overlap_grad_reduce
@@ -187,7 +188,7 @@ class TransformerGenerator:
     def stage_params(self, stage: int) -> tuple[float, float]:
         """(dense, expert) parameters held by one rank of ``stage``."""
         par = self.par
-        layers = self.layers_per_chunk * par.virtual_stages
+        layers = self.stage_layer_counts[stage]
         dense = layers * self.layer_params()
         if stage == 0:
             dense += self.embedding_params()
@@ -205,8 +206,7 @@ class TransformerGenerator:
         cached = self._programs.get(key)
         if cached is not None:
             return cached
-        first_layer = gchunk * self.layers_per_chunk
-        layers = range(first_layer, first_layer + self.layers_per_chunk)
+        layers = self.chunk_ranges[gchunk]
         steps: list[Step] = []
         recompute_full = self.par.recompute == "full"
         if direction == "fwd":
@@ -291,8 +291,7 @@ class TransformerGenerator:
         for kind, mb, chunk in schedule:
             gchunk = chunk * par.pp + stage
             direction = "fwd" if kind == "F" else "bwd"
-            first_layer = gchunk * self.layers_per_chunk
-            chunk_layers = range(first_layer, first_layer + self.layers_per_chunk)
+            chunk_layers = self.chunk_ranges[gchunk]
             prefix = f"mb{mb}" + (f".c{chunk}" if v > 1 else "")
             # receive the input of this pass
             if kind == "F" and gchunk > 0:
@@ -351,11 +350,11 @@ class TransformerGenerator:
         if dp_on and not zero3 and not overlap:
             grad_deps.append(em.collective(f"grad_{'reducescatter' if par.zero else 'allreduce'}", grad_coll, int(dense * par.grad_bytes), "dp"))
         elif dp_on and not zero3:
-            rest = dense - self.layers_per_chunk * v * self.layer_params()  # embedding / head
+            rest = dense - self.stage_layer_counts[stage] * self.layer_params()  # embedding / head
             if rest > 0:
                 grad_deps.append(em.collective(f"grad_{'reducescatter' if par.zero else 'allreduce'}.rest", grad_coll, int(rest * par.grad_bytes), "dp"))
         elif zero3:
-            rest = dense - self.layers_per_chunk * v * self.layer_params()
+            rest = dense - self.stage_layer_counts[stage] * self.layer_params()
             if rest > 0:
                 grad_deps.append(em.collective("zero3_grad_reducescatter.rest", CommType.REDUCE_SCATTER, int(rest * par.grad_bytes), "dp"))
         if expert and edp_size > 1 and not (zero3 or overlap):
