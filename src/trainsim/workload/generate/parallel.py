@@ -206,8 +206,10 @@ class Parallelism:
         """Raise :class:`InfeasibleError` if this model cannot be split this way."""
         if heads % self.tp:
             raise InfeasibleError(f"TP={self.tp} does not divide {heads} heads")
-        if kv_heads % self.tp and self.tp % kv_heads:
-            raise InfeasibleError(f"TP={self.tp} neither divides nor is a multiple of {kv_heads} key/value heads")
+        if kv_heads % self.tp:
+            # Megatron-Core shards key/value heads (query groups) over TP and requires them to
+            # divide: attention.py, num_query_groups_per_partition = divide(num_query_groups, tp)
+            raise InfeasibleError(f"TP={self.tp} does not divide {kv_heads} key/value heads (Megatron shards query groups over TP)")
         if ffn % self.tp:
             raise InfeasibleError(f"TP={self.tp} does not divide the FFN size {ffn}")
         self.stage_layers(layers)

@@ -158,7 +158,7 @@ def attention_ops(spec: TransformerSpec, sh: Shard) -> list[Op]:
     or one fused kernel when ``spec.fused_attention`` (causal: half the score tiles)."""
     b, s, d, e = sh.micro_batch, sh.seq, spec.head_dim, sh.act_bytes
     heads = spec.heads // sh.tp
-    kv = max(1, spec.kv_heads // sh.tp)
+    kv = spec.kv_heads // sh.tp  # TP divides the key/value heads (Parallelism.check_transformer)
     t = sh.tokens
     qkv_bytes = float(e * t * d * (heads + 2 * kv))
     if spec.fused_attention:
