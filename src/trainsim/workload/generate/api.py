@@ -131,16 +131,18 @@ def generate(
             total *= int(s)
         if total != par.world:
             raise ConfigError(
-                f"the network has {total} NPUs ({' x '.join(str(s) for s in network_sizes)}) but TP x PP x DP = {par.world}",
+                f"the network has {total} NPUs ({' x '.join(str(s) for s in network_sizes)}) but TP x {'CP x ' if par.cp > 1 else ''}PP x DP = {par.world}",
                 field="network",
             )
     _check_host_memory(par.world, 0)
     if isinstance(model, LayeredModel):
+        if par.cp > 1:
+            raise ConfigError(f"context parallelism splits a transformer's sequence; {model.name} is not one", field="cp")
         return LayeredGenerator(model, par, timer).generate(network_sizes, check_memory=check_memory)
     if not isinstance(model, TransformerSpec):
         raise ConfigError(f"cannot generate a workload for {type(model).__name__}", field="model")
     layout = RankLayout(par, tied_embeddings=model.tied_embeddings, expert_groups=model.is_moe)
-    sizes = {role: layout.group_size(role) for role in ("tp", "dp", "ep", "edp", "emb")}
+    sizes = {role: layout.group_size(role) for role in ("tp", "dp", "ep", "edp", "emb", "cp")}
     gen = TransformerGenerator(model, par, timer, groups=sizes)
     memory = [transformer_memory(gen, stage, timer) for stage in range(par.pp)]
     if check_memory and timer is not None:
@@ -148,7 +150,7 @@ def generate(
     templates = [gen.stage_template(stage) for stage in range(par.pp)]
     _check_host_memory(par.world, max(len(t.graph) for t in templates))
     graphs: list[WorkloadGraph] = []
-    roles = ("tp", "dp", "ep", "edp", "emb")
+    roles = ("tp", "dp", "ep", "edp", "emb", "cp")
     for rank in range(par.world):
         stage = layout.stage_of(rank)
         ids = {r: layout.pg_name(r, rank) for r in roles}
@@ -185,7 +187,7 @@ def transformer_memory(gen: TransformerGenerator, stage: int, timer: OpTimer | N
     par, spec = gen.par, gen.spec
     dense, expert = gen.stage_params(stage)
     edp = max(1, gen.group_sizes.get("edp", 1))
-    w1, g1, o1 = zero_model_states(dense, par.dp, par.zero, weight_bytes=par.param_bytes, grad_bytes=par.grad_bytes, k=par.optimizer_bytes)
+    w1, g1, o1 = zero_model_states(dense, par.dp_cp, par.zero, weight_bytes=par.param_bytes, grad_bytes=par.grad_bytes, k=par.optimizer_bytes)
     w2, g2, o2 = zero_model_states(expert, edp, par.zero, weight_bytes=par.param_bytes, grad_bytes=par.grad_bytes, k=par.optimizer_bytes)
     kept, work = layer_activation_bytes(spec, par)
     live_chunks = in_flight(par.schedule if par.pp > 1 or par.virtual_stages > 1 else "1f1b", stage, par.pp, par.microbatches, par.virtual_stages)
@@ -195,6 +197,8 @@ def transformer_memory(gen: TransformerGenerator, stage: int, timer: OpTimer | N
         transient += 4.0 * gen.shard.tokens * spec.vocab / par.tp
     if par.zero >= 3:  # two layers gathered at once (current + prefetched)
         transient += 2 * gen.layer_params() * par.param_bytes
+    if par.cp > 1:  # the gathered keys and values of the whole sequence (Llama 3's all-gather CP)
+        transient += 2 * par.micro_batch * spec.seq * spec.kv_dim / par.tp * par.act_bytes
     capacity = float(getattr(timer, "memory_capacity", 0.0) or 0.0)
     return MemoryBreakdown(stage, dense + expert, w1 + w2, g1 + g2, o1 + o2, activations, transient, capacity)
 

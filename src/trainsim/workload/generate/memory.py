@@ -68,6 +68,9 @@ def layer_activation_bytes(spec: TransformerSpec, par: Parallelism) -> tuple[flo
     """(kept between forward and backward, working set of one layer's backward) per layer per
     micro-batch on one rank, under ``par``'s TP, SP and recomputation."""
     terms = activation_terms(spec, par.micro_batch, par.act_bytes)
+    if par.cp > 1:  # every saved tensor holds seq / cp tokens (scores: seq / cp query rows)
+        c = float(par.cp)
+        terms = ActivationTerms(terms.replicated / c, terms.sharded / c, terms.scores / c, terms.layer_input / c)
     t = par.tp
     replicated = terms.replicated / t if par.sp else terms.replicated
     full = replicated + terms.sharded / t + terms.scores / t

@@ -202,7 +202,7 @@ class Parallelism:
         """Model chunks per pipeline: pp x virtual_stages."""
         return self.pp * self.virtual_stages
 
-    def check_transformer(self, heads: int, kv_heads: int, ffn: int, layers: int, experts: int) -> None:
+    def check_transformer(self, heads: int, kv_heads: int, ffn: int, layers: int, experts: int, seq: int = 0) -> None:
         """Raise :class:`InfeasibleError` if this model cannot be split this way."""
         if heads % self.tp:
             raise InfeasibleError(f"TP={self.tp} does not divide {heads} heads")
@@ -213,6 +213,11 @@ class Parallelism:
         if ffn % self.tp:
             raise InfeasibleError(f"TP={self.tp} does not divide the FFN size {ffn}")
         self.stage_layers(layers)
+        if self.cp > 1:
+            if seq % (2 * self.cp):
+                raise InfeasibleError(f"CP={self.cp} needs the sequence ({seq}) to split into 2 x CP equal chunks (Megatron's causal load balancing)")
+            if experts > 1:
+                raise ConfigError("context parallelism with mixture-of-experts is not modelled", field="cp")
         if experts > 1:
             if experts % self.ep:
                 raise InfeasibleError(f"EP={self.ep} does not divide {experts} experts")

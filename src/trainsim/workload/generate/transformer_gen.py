@@ -142,12 +142,12 @@ class TransformerGenerator:
     """Builds the stage templates of one (model, strategy) pair."""
 
     def __init__(self, spec: TransformerSpec, par: Parallelism, timer: object | None, *, groups: dict[str, int] | None = None) -> None:
-        par.check_transformer(spec.heads, spec.kv_heads, spec.ffn, spec.layers, spec.experts)
+        par.check_transformer(spec.heads, spec.kv_heads, spec.ffn, spec.layers, spec.experts, spec.seq)
         self.spec = spec
         self.par = par
         self.timer = timer
         self.group_sizes = groups or {}
-        self.shard = Shard(par.micro_batch, spec.seq, par.tp, par.sp, par.ep, par.act_bytes)
+        self.shard = Shard(par.micro_batch, spec.seq, par.tp, par.sp, par.ep, par.act_bytes, par.cp)
         self.chunk_ranges = par.chunk_layers(spec.layers)  # layers of each global chunk
         self.stage_layer_counts = par.stage_layers(spec.layers)
         self.n_global_chunks = par.chunks
@@ -262,13 +262,13 @@ class TransformerGenerator:
                 last_bwd[chunk] = mb
         p2p_size, gather = self.p2p_bytes()
         tp_on = par.tp > 1
-        zero3 = par.zero >= 3 and par.dp > 1
-        dp_on = par.dp > 1
+        zero3 = par.zero >= 3 and par.dp_cp > 1
+        dp_on = par.dp_cp > 1
         edp_size = self.group_sizes.get("edp", 1)
         overlap = par.overlap_grad_reduce and dp_on and not zero3
         grad_coll = CommType.REDUCE_SCATTER if par.zero >= 1 else CommType.ALL_REDUCE
         layer_grad = self.layer_params() * par.grad_bytes
-        layer_w_shard = self.layer_params() * par.param_bytes / par.dp
+        layer_w_shard = self.layer_params() * par.param_bytes / par.dp_cp
         expert_grad = self.layer_expert_params() * par.grad_bytes
         ag_ids: dict[tuple[str, int, int], int] = {}
         last_ag: list[int | None] = [None]
@@ -330,7 +330,7 @@ class TransformerGenerator:
                 else:
                     if step.role == "tp" and not tp_on:
                         continue
-                    if step.role == "ep" and self.group_sizes.get("ep", 1) <= 1:
+                    if step.role in ("ep", "cp") and self.group_sizes.get(step.role, 1) <= 1:
                         continue
                     em.collective(f"{prefix}.{step.name}", step.comm_type, step.size, step.role, pending)
                     pending = []
@@ -359,12 +359,12 @@ class TransformerGenerator:
                 grad_deps.append(em.collective("zero3_grad_reducescatter.rest", CommType.REDUCE_SCATTER, int(rest * par.grad_bytes), "dp"))
         if expert and edp_size > 1 and not (zero3 or overlap):
             grad_deps.append(em.collective("expert_grad_allreduce", grad_coll, int(expert * par.grad_bytes), "edp"))
-        shard = par.dp if par.zero >= 1 else 1
+        shard = par.dp_cp if par.zero >= 1 else 1
         local = dense / shard + expert / (edp_size if par.zero >= 1 else 1)
         opt = Op("optimizer", "optimizer", 10.0 * local, OPTIMIZER_BYTES_PER_PARAM * local, (int(local),))
         em.compute("optimizer_step", (opt,), grad_deps)
         if dp_on and par.zero in (1, 2):
-            em.collective("param_allgather", CommType.ALL_GATHER, int(dense * par.param_bytes / par.dp), "dp")
+            em.collective("param_allgather", CommType.ALL_GATHER, int(dense * par.param_bytes / par.dp_cp), "dp")
         return em.build()
 
 
