@@ -195,8 +195,11 @@ def transformer_memory(gen: TransformerGenerator, stage: int, timer: OpTimer | N
     transient = work
     if stage == par.pp - 1:  # fp32 logits of the vocab-parallel cross-entropy
         transient += 4.0 * gen.shard.tokens * spec.vocab / par.tp
-    if par.zero >= 3:  # two layers gathered at once (current + prefetched)
-        transient += 2 * gen.layer_params() * par.param_bytes
+    if par.zero >= 3:
+        # gathered layers: the one computing and zero3_prefetch ahead; without resharding after
+        # the forward (SHARD_GRAD_OP) every layer of the stage stays gathered until its backward
+        gathered = par.zero3_prefetch + 1 if par.reshard_after_forward else gen.stage_layer_counts[stage]
+        transient += gathered * gen.layer_params() * par.param_bytes
     if par.cp > 1:  # the gathered keys and values of the whole sequence (Llama 3's all-gather CP)
         transient += 2 * par.micro_batch * spec.seq * spec.kv_dim / par.tp * par.act_bytes
     capacity = float(getattr(timer, "memory_capacity", 0.0) or 0.0)

@@ -70,6 +70,8 @@ class Parallelism:
     first_stage_layers: int = 0  # 0 = as the other stages
     last_stage_layers: int = 0
     cp: int = 1
+    zero3_prefetch: int = 1  # ZeRO-3/FSDP: layers gathered ahead of the one computing
+    reshard_after_forward: bool = True  # FSDP FULL_SHARD; False = SHARD_GRAD_OP (no backward re-gather)
 
     def __post_init__(self) -> None:
         for name in ("tp", "pp", "dp", "ep", "cp", "micro_batch", "virtual_stages", "param_bytes", "grad_bytes", "act_bytes"):
@@ -78,6 +80,8 @@ class Parallelism:
                 raise ConfigError(f"{value!r} must be a positive integer", field=name)
         if self.global_batch < 0:
             raise ConfigError(f"{self.global_batch!r} must be >= 0 (0 = micro_batch x dp)", field="global_batch")
+        if not isinstance(self.zero3_prefetch, int) or isinstance(self.zero3_prefetch, bool) or self.zero3_prefetch < 0:
+            raise ConfigError(f"{self.zero3_prefetch!r} must be an integer >= 0 (layers gathered ahead)", field="zero3_prefetch")
         if self.zero not in (0, 1, 2, 3):
             raise ConfigError(f"ZeRO stage {self.zero!r} unknown; expected 0, 1, 2 or 3", field="zero")
         if self.fsdp and self.zero not in (0, 3):

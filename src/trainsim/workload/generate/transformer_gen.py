@@ -19,9 +19,12 @@ forward or backward program, compiled once from :mod:`trainsim.workload.models.o
   data-parallel gradient all-reduce (ZeRO-1/2: reduce-scatter, then the optimizer step on the
   shard and an all-gather of the updated weights), expert gradients over the expert-DP group;
   ``overlap_grad_reduce`` issues each layer's reduction right after its last backward instead;
-- ZeRO-3/FSDP: per layer and pass, an all-gather of the layer's weights, prefetched one layer
-  ahead, and after each backward a reduce-scatter of its gradients (Rajbhandari et al. 2020,
-  §5.3; PyTorch FSDP, Zhao et al. 2023, §3.2).
+- ZeRO-3/FSDP: per layer and pass of every micro-batch, an all-gather of the layer's weights,
+  and after each backward a reduce-scatter of its gradients (Rajbhandari et al. 2020, §5.3;
+  PyTorch FSDP, Zhao et al. 2023, §3.2-3.4); the gathers of the next ``zero3_prefetch`` layers
+  are issued when a layer starts (after the compute before it: a bounded prefetch), all of
+  them queued on one stream per rank in issue order; ``reshard_after_forward=False`` (FSDP
+  SHARD_GRAD_OP) keeps the forward's gathered weights for the backward.
 
 Sizes in bytes, times in seconds.
 """
@@ -271,21 +274,25 @@ class TransformerGenerator:
         layer_w_shard = self.layer_params() * par.param_bytes / par.dp_cp
         expert_grad = self.layer_expert_params() * par.grad_bytes
         ag_ids: dict[tuple[str, int, int], int] = {}
-        last_ag: list[int | None] = [None]
+        dp_stream: list[int | None] = [None]  # the last ZeRO-3 collective on the DP group
+        gather_bwd = par.reshard_after_forward
+
+        def dp_collective(name: str, ctype: int, size: int, deps: list[int], *, chained: bool = False) -> int:
+            """A ZeRO-3 collective on the DP group, queued behind the previous one: one NCCL
+            stream per process group (PyTorch ProcessGroupNCCL), so gathers and reduce-scatters
+            of a rank run one at a time, in issue order."""
+            stream = [dp_stream[0]] if dp_stream[0] is not None else []
+            nid = em.collective(name, ctype, size, "dp", deps + stream, chained=chained)
+            dp_stream[0] = nid
+            return nid
 
         def issue_ag(direction: str, mb: int, layer: int, chunk_layers: range) -> None:
+            """All-gather ``layer``'s weights, issued now: after the compute emitted so far
+            (the layers before the one starting), which bounds the prefetch."""
             if layer not in chunk_layers or (direction, mb, layer) in ag_ids:
                 return
-            nid = em.collective(
-                f"mb{mb}.L{layer}.{direction}.zero3_allgather",
-                CommType.ALL_GATHER,
-                int(layer_w_shard),
-                "dp",
-                [last_ag[0]] if last_ag[0] is not None else [],
-                chained=False,
-            )
-            ag_ids[(direction, mb, layer)] = nid
-            last_ag[0] = nid
+            gate = [em.tail] if em.tail is not None else []
+            ag_ids[(direction, mb, layer)] = dp_collective(f"mb{mb}.L{layer}.{direction}.zero3_allgather", CommType.ALL_GATHER, int(layer_w_shard), gate)
 
         pending: list[int] = []
         for kind, mb, chunk in schedule:
@@ -309,16 +316,18 @@ class TransformerGenerator:
             steps = self.program(gchunk, direction)
             for step in steps:
                 if isinstance(step, Marker):
-                    if zero3 and step.what == "start":
+                    if zero3 and step.what == "start" and (direction == "fwd" or gather_bwd):
+                        # the layer's gather, and those of the next zero3_prefetch layers of
+                        # the pass, issued when the layer starts (FSDP: limit_all_gathers and
+                        # BACKWARD_PRE prefetch; DeepSpeed: the prefetch bucket)
                         order = list(chunk_layers) if direction == "fwd" else list(reversed(chunk_layers))
                         i = order.index(step.layer)
-                        issue_ag(direction, mb, step.layer, chunk_layers)
+                        for ahead in order[i : i + 1 + par.zero3_prefetch]:
+                            issue_ag(direction, mb, ahead, chunk_layers)
                         pending.append(ag_ids[(direction, mb, step.layer)])
-                        if i + 1 < len(order):
-                            issue_ag(direction, mb, order[i + 1], chunk_layers)
                     elif step.what == "done" and direction == "bwd":
                         if zero3:
-                            em.collective(f"{prefix}.L{step.layer}.zero3_grad_reducescatter", CommType.REDUCE_SCATTER, int(layer_grad), "dp", [em.tail] if em.tail is not None else [], chained=False)
+                            dp_collective(f"{prefix}.L{step.layer}.zero3_grad_reducescatter", CommType.REDUCE_SCATTER, int(layer_grad), [em.tail] if em.tail is not None else [])
                         elif overlap and mb == last_bwd[chunk]:
                             em.collective(f"L{step.layer}.grad_{'reducescatter' if par.zero else 'allreduce'}", grad_coll, int(layer_grad), "dp", [em.tail] if em.tail is not None else [], chained=False)
                         if (zero3 or overlap and mb == last_bwd[chunk]) and expert_grad and edp_size > 1:
@@ -356,7 +365,7 @@ class TransformerGenerator:
         elif zero3:
             rest = dense - self.stage_layer_counts[stage] * self.layer_params()
             if rest > 0:
-                grad_deps.append(em.collective("zero3_grad_reducescatter.rest", CommType.REDUCE_SCATTER, int(rest * par.grad_bytes), "dp"))
+                grad_deps.append(dp_collective("zero3_grad_reducescatter.rest", CommType.REDUCE_SCATTER, int(rest * par.grad_bytes), [], chained=True))
         if expert and edp_size > 1 and not (zero3 or overlap):
             grad_deps.append(em.collective("expert_grad_allreduce", grad_coll, int(expert * par.grad_bytes), "edp"))
         shard = par.dp_cp if par.zero >= 1 else 1
