@@ -113,3 +113,17 @@ def test_uneven_pipeline_simulates():
     busy = [r.compute_s for r in result.ranks]
     assert busy[1] > 3 * busy[0]  # the middle stage holds 4 layers, the others 1
     assert result.makespan_s >= busy[1]
+
+
+def test_layers_per_chunk_interleaved_first_and_last_chunk_short():
+    # Llama 3 style under interleaving: the first chunk (with the embedding) and the last
+    # chunk (with the output head) one layer short
+    spec = toy(layers=14, vocab=1024)
+    per_chunk = (1, 2, 2, 2, 2, 2, 2, 1)  # chunk c of stage s at c x pp + s, pp 4, v 2
+    par = Parallelism(tp=2, pp=4, micro_batch=1, global_batch=4, schedule="interleaved", virtual_stages=2, layers_per_chunk=per_chunk, recompute="full", granularity="op")
+    assert par.stage_layers(14) == (3, 4, 4, 3)
+    assert par.chunk_layers(14)[0] == range(0, 1) and par.chunk_layers(14)[-1] == range(13, 14)
+    w = generate(spec, par)
+    assert step_model_flops(w) == pytest.approx(megatron_flops(spec, 4, recompute=True), rel=1e-12)
+    with pytest.raises(ConfigError, match="must list 8 positive integers"):
+        Parallelism(pp=4, schedule="interleaved", virtual_stages=2, layers_per_chunk=(1, 2))

@@ -191,7 +191,9 @@ def transformer_memory(gen: TransformerGenerator, stage: int, timer: OpTimer | N
     w2, g2, o2 = zero_model_states(expert, edp, par.zero, weight_bytes=par.param_bytes, grad_bytes=par.grad_bytes, k=par.optimizer_bytes)
     kept, work = layer_activation_bytes(spec, par)
     live_chunks = in_flight(par.schedule if par.pp > 1 or par.virtual_stages > 1 else "1f1b", stage, par.pp, par.microbatches, par.virtual_stages)
-    activations = kept * (gen.stage_layer_counts[stage] // par.virtual_stages) * live_chunks
+    # layers per chunk of this stage (the largest chunk when they differ: layers_per_chunk)
+    chunk_layers = max(len(gen.chunk_ranges[c * par.pp + stage]) for c in range(par.virtual_stages))
+    activations = kept * chunk_layers * live_chunks
     transient = work
     if stage == par.pp - 1:  # fp32 logits of the vocab-parallel cross-entropy
         transient += 4.0 * gen.shard.tokens * spec.vocab / par.tp

@@ -38,7 +38,9 @@ class Parallelism:
     ``--decoder-first-pipeline-num-layers`` / ``--decoder-last-pipeline-num-layers``; Llama 3
     405B: 126 layers on 16 stages as 7 + 14 x 8 + 7, Dubey et al. 2024 §3.3.2);
     ``layers_per_stage`` lists every stage's count. With interleaving each stage's layers are
-    split evenly over its ``virtual_stages`` chunks.
+    split evenly over its ``virtual_stages`` chunks, or ``layers_per_chunk`` lists every global
+    chunk's count (``pp x virtual_stages`` of them, chunk ``c`` of stage ``s`` at ``c x pp + s``:
+    e.g. only the first and the last chunk one layer short).
 
     ``cp`` is the context-parallel degree (Megatron-LM ``--context-parallel-size``): each
     sequence is split over ``cp`` ranks, which exchange keys and values in every attention
@@ -67,6 +69,7 @@ class Parallelism:
     precision: str = "bf16"
     granularity: Literal["block", "op"] = "block"
     layers_per_stage: tuple[int, ...] = ()  # () = even split (or first/last stage counts below)
+    layers_per_chunk: tuple[int, ...] = ()  # interleaved: every global chunk's layers
     first_stage_layers: int = 0  # 0 = as the other stages
     last_stage_layers: int = 0
     cp: int = 1
@@ -121,6 +124,14 @@ class Parallelism:
                 raise ConfigError(f"{value!r} must be an integer >= 0 (0 = as the other stages)", field=name)
         per_stage = tuple(self.layers_per_stage)
         object.__setattr__(self, "layers_per_stage", per_stage)
+        per_chunk = tuple(self.layers_per_chunk)
+        object.__setattr__(self, "layers_per_chunk", per_chunk)
+        if per_chunk:
+            if per_stage or self.first_stage_layers or self.last_stage_layers:
+                raise ConfigError("give layers_per_chunk alone (not with layers_per_stage or first/last_stage_layers)", field="layers_per_chunk")
+            if len(per_chunk) != self.chunks or any(not isinstance(n, int) or isinstance(n, bool) or n < 1 for n in per_chunk):
+                raise ConfigError(f"{list(per_chunk)} must list {self.chunks} positive integers (one per model chunk: PP x virtual stages)", field="layers_per_chunk")
+            return
         if not per_stage:
             if (self.first_stage_layers or self.last_stage_layers) and self.pp < 2:
                 raise ConfigError("first/last stage layers need PP >= 2", field="first_stage_layers")
@@ -144,6 +155,10 @@ class Parallelism:
         """Layers on each pipeline stage (raises :class:`InfeasibleError` for a split that does
         not add up to ``layers`` or does not divide into ``virtual_stages`` chunks)."""
         p, v = self.pp, self.virtual_stages
+        if self.layers_per_chunk:
+            if sum(self.layers_per_chunk) != layers:
+                raise InfeasibleError(f"layers_per_chunk {list(self.layers_per_chunk)} adds up to {sum(self.layers_per_chunk)}, not the model's {layers} layers")
+            return tuple(sum(self.layers_per_chunk[c * p + s] for c in range(v)) for s in range(p))
         if self.layers_per_stage:
             split = self.layers_per_stage
             if sum(split) != layers:
@@ -179,6 +194,11 @@ class Parallelism:
         v = self.virtual_stages
         out: list[range] = []
         start = 0
+        if self.layers_per_chunk:
+            for n in self.layers_per_chunk:
+                out.append(range(start, start + n))
+                start += n
+            return out
         for _chunk in range(v):
             for stage in range(self.pp):
                 n = split[stage] // v
