@@ -150,8 +150,6 @@ def _check(workload: GeneratedWorkload, backend: str) -> None:
         raise ConfigError("the workload records no parallelism or group roles; generate it with trainsim.workload.generate.generate")
     if par.ep > 1:
         raise ConfigError("expert parallelism exchanges tokens across replicas during the step; simulate every rank", field="ep")
-    if getattr(par, "cp", 1) > 1:
-        raise ConfigError("context parallelism reduces gradients over data- x context-parallel groups; simulate every rank", field="cp")
     if par.zero >= 3:
         raise ConfigError("ZeRO-3/FSDP gathers weights across replicas during the step; simulate every rank", field="zero")
     if par.overlap_grad_reduce:
