@@ -1,15 +1,16 @@
 """Check: Llama 3 405B on H100 against Dubey et al. 2024 ("The Llama 3 Herd of Models"), Table 4
-(8,192 GPUs, TP 8, CP 1, PP 16, DP 64: 430 TFLOP/s per GPU; 16,384 GPUs, DP 128: 400), with the
-built-in H100 profile (nothing fitted to these rows; docs/generator.md).
+(8,192 GPUs, TP 8, CP 1, PP 16, DP 64: 430 TFLOP/s per GPU; 16,384 GPUs, DP 128: 400; 16,384
+GPUs, CP 16, DP 8, sequences of 131,072: 380), with the built-in H100 profile (nothing fitted to
+these rows; docs/generator.md).
 
-16M tokens per step (2,048 sequences of 8,192), micro-batch 1, sequence parallelism, ZeRO-1,
+16M tokens per step (2,048 sequences of 8,192; with ``--cp 16``, 128 of 131,072), micro-batch 1, sequence parallelism, ZeRO-1,
 no recomputation; 126 layers on 16 stages: 7 + 14 x 8 + 7 under 1F1B (``--virtual-stages 1``),
 or with ``--virtual-stages V`` the first and the last chunk one layer short (128 / (16 V) layers
 per chunk). Network: 8 GPUs on NVLink (450 GB/s per direction) x nodes on 400 Gb/s RoCE (50 GB/s
 per GPU), a ring on each dimension, congestion-unaware backend, replica slice. Throughput per GPU
 counts ``model_flops_per_token`` (6 x parameters + 12 l s h_attn per token).
 
-    PYTHONPATH=src python bench/llama3_405b.py [--dp 64] [--virtual-stages 1]
+    PYTHONPATH=src python bench/llama3_405b.py [--dp 64] [--virtual-stages 1] [--cp 1]
 """
 
 from __future__ import annotations
@@ -29,15 +30,17 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dp", type=int, default=64)
     ap.add_argument("--virtual-stages", type=int, default=1)
+    ap.add_argument("--cp", type=int, default=1)
     args = ap.parse_args()
-    spec = get_model("llama3-405b")
-    dp, v = args.dp, args.virtual_stages
-    npus = 8 * 16 * dp
+    dp, v, cp = args.dp, args.virtual_stages, args.cp
+    seq = 8192 if cp == 1 else 131072
+    spec = get_model("llama3-405b", seq=seq)
+    npus = 8 * cp * 16 * dp
     ring = ("ring", "ring")
     impl = CollectiveImpl(all_reduce=ring, all_gather=ring, reduce_scatter=ring, all_to_all=ring)
     dims = (DimSpec("Switch", 8, 450e9, 700.0), DimSpec("Switch", npus // 8, 50e9, 2000.0))
     platform = Platform(network=NetworkSpec(dims), system=SystemSpec(local_mem_bw=3350e9, implementations=impl))
-    common = dict(tp=8, pp=16, dp=dp, sp=True, micro_batch=1, global_batch=2048, zero=1)
+    common = dict(tp=8, cp=cp, pp=16, dp=dp, sp=True, micro_batch=1, global_batch=16 * 1024 * 1024 // seq, zero=1)
     if v == 1:
         par = Parallelism(**common, first_stage_layers=7, last_stage_layers=7)  # type: ignore[arg-type]
     else:
@@ -49,7 +52,7 @@ def main() -> None:
     run = simulate_generated(platform, w)
     tflops = model_flops_per_token(spec) * par.global_batch * spec.seq / npus / run.makespan_s / 1e12
     print(
-        f"{npus} GPUs, DP {dp}, virtual stages {v}: step {run.makespan_s:.3f} s, {tflops:.1f} TFLOP/s per GPU, "
+        f"{npus} GPUs, CP {cp}, DP {dp}, virtual stages {v}: step {run.makespan_s:.3f} s, {tflops:.1f} TFLOP/s per GPU, "
         f"peak memory {w.peak_memory().total / 1e9:.1f} GB, wall {time.perf_counter() - t0:.0f} s"
     )
 

@@ -8,6 +8,10 @@ forward or backward program, compiled once from :mod:`trainsim.workload.models.o
 - compute between two communication points is one COMP node (``granularity="block"``) or one
   node per operator (``"op"``); its duration is the sum of the timer's operator times, and
   ``num_ops``/``tensor_size`` are the summed FLOPs and bytes (for ASTRA-sim's roofline mode);
+- context parallelism: each rank holds ``seq / cp`` tokens; per layer and pass an all-gather
+  of K and V over the CP group (reduce-scatter of their gradients backward), blocking;
+- pipelines may split layers unevenly (``Parallelism.chunk_layers``: first/last stage counts,
+  per-stage or per-chunk lists);
 - tensor-parallel collectives block the next compute (Megatron-LM: 2 all-reduces per block per
   pass, or reduce-scatter/all-gather with SP); expert all-to-alls likewise;
 - recomputation: ``full`` re-runs each layer's forward (with its collectives) before its
