@@ -19,7 +19,7 @@ import json
 import time
 
 from trainsim.compute import OperatorTimer
-from trainsim.config.types import DimSpec, NetworkSpec, Platform, SystemSpec
+from trainsim.config.types import CollectiveImpl, DimSpec, NetworkSpec, Platform, SystemSpec
 from trainsim.workload.generate import Parallelism, generate
 from trainsim.workload.models import get_model, megatron_flops
 
@@ -28,7 +28,9 @@ def dgx_a100(npus: int) -> Platform:
     """DGX A100: 8 GPUs on NVSwitch (300 GB/s per direction), 8x 200 Gb/s HDR InfiniBand per
     node (25 GB/s per GPU per direction)."""
     dims = (DimSpec("Switch", 8, 300e9, 700.0), DimSpec("Switch", npus // 8, 25e9, 2000.0))
-    return Platform(network=NetworkSpec(dims), system=SystemSpec(local_mem_bw=2039e9))
+    rings = ("ring", "ring")  # one per dimension: a whole-machine collective crosses both
+    impl = CollectiveImpl(rings, rings, rings, rings)
+    return Platform(network=NetworkSpec(dims), system=SystemSpec(local_mem_bw=2039e9, implementations=impl))
 
 
 def main() -> None:

@@ -75,7 +75,11 @@ def test_astra_section_loads_dumps_and_sets_the_fast_path(tmp_path):
 @pytest.mark.parametrize(
     ("section", "field", "match"),
     [
-        ("{model: ace}", "endpoint.model", r"got 'ace'; expected an endpoint model, one of astra"),
+        (
+            "{model: nonesuch}",
+            "endpoint.model",
+            r"got 'nonesuch'; expected an endpoint model, one of astra, shared, ace, ideal",
+        ),
         (
             "{fast_path_ns: 4}",
             "endpoint.model",
@@ -194,8 +198,8 @@ def test_registered_model_section_is_strict_and_in_the_schema(free_reduction):
             {**base, "endpoint": {"model": "free_reduction", "delay_ns": -1.0}}, "<test>"
         )
     assert info.value.file == "<test>"
-    with pytest.raises(ConfigError, match=r"one of astra, free_reduction"):
-        parse_platform({**base, "endpoint": {"model": "ace"}}, "<test>")
+    with pytest.raises(ConfigError, match=r"one of astra, shared, ace, ideal, free_reduction"):
+        parse_platform({**base, "endpoint": {"model": "nonesuch"}}, "<test>")
     schema = platform_json_schema()
     assert {"$ref": "#/$defs/FreeReductionConfig"} in schema["properties"]["endpoint"]["anyOf"][0][
         "oneOf"

@@ -74,3 +74,34 @@ def test_missing_implementation_list_names_the_field():
     with pytest.raises(ConfigError, match="all_to_all collectives") as err:
         CollectivePlanner(spec, TOPO, [1.0, 1.0], compat_astra=True).plan(int(CommType.ALL_TO_ALL), 64, ALL, None)
     assert err.value.field == "all-to-all-implementation" and err.value.file == "sys.json"
+
+
+def _span_planner(impl, *, compat_astra=False, span=None, topo=TOPO):
+    spec = SystemSpec(implementations=CollectiveImpl(impl, impl, impl, impl), collective_span=span)
+    return CollectivePlanner(spec, topo, [50e9] * len(topo.sizes), compat_astra=compat_astra)
+
+
+@pytest.mark.parametrize(
+    ("compat_astra", "span", "sizes"),
+    [(False, None, [4, 2]), (True, None, [4]), (False, "listed", [4]), (True, "all", [4, 2])],
+)
+def test_a_short_list_spans_every_dimension_outside_the_astra_mode(compat_astra, span, sizes):
+    # issue 17: a whole-machine collective with a one-entry list crosses every dimension in the
+    # default mode (ASTRA-sim's convention, stopping after the listed ones, in compat astra or
+    # when the file says collective_span: listed)
+    plan = _span_planner(("ring",), compat_astra=compat_astra, span=span).plan(AR, 800, ALL, None)
+    assert plan.layout.sizes == sizes
+    assert [s.ldim for s in plan.chunks[0]] == list(range(len(sizes)))
+
+
+def test_the_extension_repeats_the_last_algorithm_where_it_can_run():
+    topo = MultiDimTopology(["Switch", "Ring", "Switch"], [2, 2, 2])
+    layout = _span_planner(("inSwitch",), topo=topo).layout(AR, None)
+    assert [a.name for a in layout.algos] == ["inSwitch", "ring", "inSwitch"]
+    layout = _span_planner(("direct",), topo=topo).layout(AR, None)
+    assert [a.name for a in layout.algos] == ["direct"] * 3
+
+
+def test_a_flat_algorithm_or_a_group_is_not_extended():
+    assert _span_planner(("oneRing",)).layout(AR, None).sizes == [8]
+    assert _span_planner(("ring",)).layout(AR, (0, 1, 2)).sizes == [3]

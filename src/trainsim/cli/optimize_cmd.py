@@ -144,3 +144,148 @@ def print_result(console: Console, result: BandwidthResult, dim_bytes: list[np.n
         cons.add_row(c.text, f"{c.activity:.4f}", "yes" if c.holds else "NO", "yes" if c.binding else "", price)
     console.print(cons)
     console.print(f"certified optimality gap: {result.gap:.2e}")
+
+
+def _int_list(text: str | None, name: str, least: int = 1) -> tuple[int, ...] | None:
+    if text is None:
+        return None
+    try:
+        values = tuple(int(x) for x in text.split(","))
+    except ValueError:
+        raise ConfigError(f"{name} {text!r}: expected comma-separated integers, e.g. 1,2,4,8", field=name.lstrip("-")) from None
+    if any(v < least for v in values):
+        raise ConfigError(f"{name} {text!r}: expected integers >= {least}", field=name.lstrip("-"))
+    return values
+
+
+@optimize_app.command("strategy")
+def strategy_command(
+    model: str = typer.Argument(..., help="Model name (trainsim generate's) or a Hugging Face config.json."),
+    gpus: int = typer.Option(..., "--gpus", help="GPUs the job uses (the first N ranks of the platform)."),
+    platform: Path = typer.Option(..., "--platform", help="Native platform YAML (may have more GPUs than the job)."),
+    global_batch: int = typer.Option(..., "--global-batch", help="Sequences per step (fixed)."),
+    device: str = typer.Option("A100", "--device", help="Device of the operator timer (compute/devices.yaml)."),
+    seq: int | None = typer.Option(None, "--seq", help="Sequence length (default: the model's)."),
+    top_k: int = typer.Option(3, "--top-k", help="Simulate the best K candidates of the estimate (0: none)."),
+    store: Path | None = typer.Option(None, "--store", help="Sweep store (SQLite) for the rows; a re-run resumes from it."),
+    jobs: int = typer.Option(1, "--jobs", help="Processes for the simulations."),
+    max_every_rank: int = typer.Option(64, "--max-every-rank", help="Simulate strategies that need every rank (ZeRO-3/FSDP, overlapped reduction) only up to this many GPUs."),
+    tp: str | None = typer.Option(None, "--tp", help="TP degrees to search (default: every divisor of --gpus)."),
+    pp: str | None = typer.Option(None, "--pp", help="PP degrees to search (default: every divisor)."),
+    micro_batch: str | None = typer.Option(None, "--micro-batch", help="Micro-batch sizes (default: every divisor of the per-replica batch)."),
+    zero: str = typer.Option("0,1,2,3", "--zero", help="ZeRO stages to search (3 = FSDP)."),
+    recompute: str = typer.Option("none,selective,full", "--recompute", help="Recomputation modes to search."),
+    schedules: str = typer.Option("1f1b,gpipe,interleaved", "--schedules", help="Pipeline schedules to search."),
+    no_sp: bool = typer.Option(False, "--no-sp", help="Do not search sequence parallelism."),
+    overlap: bool = typer.Option(False, "--overlap-grad-reduce", help="Also search overlapped gradient reduction (simulated on every rank)."),
+    offload: bool | None = typer.Option(None, "--offload/--no-offload", help="Search optimizer-state offload to the platform's memory tier (default: when it has one)."),
+    rows: int = typer.Option(15, "--rows", help="Ranked rows to print."),
+    json_path: Path | None = typer.Option(None, "--json", help="Write the ranked rows and rejections as JSON ('-' for stdout)."),
+) -> None:
+    """The fastest way to split MODEL over --gpus GPUs of a platform: every TP/PP/DP/micro-batch/
+    ZeRO/SP/recompute/schedule, pruned by memory, ranked by an analytical estimate, the best simulated."""
+    from trainsim.cli.console import stdout_console
+    from trainsim.optimize.strategy.search import SearchInputs, check_inputs, search
+    from trainsim.optimize.strategy.space import SearchSpace
+    from trainsim.sweep.runner import run_items
+    from trainsim.sweep.store import SweepStore
+
+    check_output_file(json_path, "--json")
+    if jobs < 1 or top_k < 0:
+        raise ConfigError(f"--jobs {jobs} / --top-k {top_k}: expected jobs >= 1 and top-k >= 0", field="jobs")
+    space = SearchSpace(
+        tp=_int_list(tp, "--tp"), pp=_int_list(pp, "--pp"), micro_batch=_int_list(micro_batch, "--micro-batch"),
+        zero=_int_list(zero, "--zero", 0) or (0,), recompute=tuple(recompute.split(",")), sp=(False,) if no_sp else (False, True),
+        schedules=tuple(schedules.split(",")), overlap=(False, True) if overlap else (False,),
+        offload=None if offload is None else ((False, True) if offload else (False,)),
+    )  # fmt: skip
+    inputs = SearchInputs(model, gpus, global_batch, str(platform), device, seq)
+    check_inputs(inputs)
+    console = stdout_console()
+    quiet = json_path is not None and str(json_path) == "-"
+    say = (lambda _m: None) if quiet else (lambda m: console.print(m))
+    if store is not None:
+        store.parent.mkdir(parents=True, exist_ok=True)
+    sweep_store = SweepStore(store) if store is not None else None
+    try:
+        result = search(inputs, space=space, top_k=top_k, store=sweep_store, run=run_items, jobs=jobs, max_every_rank=max_every_rank, progress=say)
+    finally:
+        if sweep_store is not None:
+            sweep_store.close()
+    if json_path is not None:
+        text = json.dumps(_strategy_json(result, rows), indent=1)
+        if quiet:
+            typer.echo(text)
+            return
+        json_path.write_text(text + "\n")
+    _print_strategies(console, result, rows)
+
+
+def _strategy_label(params: dict) -> str:
+    sched = str(params["schedule"]) + (f" v{params['virtual_stages']}" if int(params["virtual_stages"]) > 1 else "")
+    return sched if int(params["pp"]) > 1 else "-"
+
+
+def _strategy_json(result, rows: int) -> dict:  # type: ignore[no-untyped-def]
+    return {
+        "enumerated": result.enumerated, "valid": result.valid, "fit": len(result.rows),
+        "simulated_now": result.simulated_now, "not_simulated_every_rank": len(result.skipped), "simulated_reused": result.simulated_reused, "wall_s": result.wall_s,
+        "max_abs_estimate_error": result.max_abs_error(),
+        "rows": [
+            {**r.params, "estimate_s": r.estimate.step_s, "memory_per_gpu_bytes": r.memory.total, "simulated_s": r.simulated_s,
+             "estimate_error": r.error, **r.metrics, **({"simulation_error": r.sim_error} if r.sim_error else {})}
+            for r in result.rows[: max(rows, len(result.simulated))]
+        ],
+        "rejected": {k: {"count": v.count, "example": v.example} for k, v in result.rejections.items()},
+    }  # fmt: skip
+
+
+def _print_strategies(console: Console, result, rows: int) -> None:  # type: ignore[no-untyped-def]
+    from rich.table import Table
+
+    from trainsim.units import GB
+
+    console.print(
+        f"{result.enumerated:,} combinations enumerated, {result.valid:,} valid for the model, {len(result.rows):,} fit in "
+        f"{result.capacity_bytes / GB:.0f} GB; estimated in {result.wall_s.get('estimate', 0):.1f} s"
+        + (f"; job on the first {result.rows[0].parallelism.world} of {result.platform_npus} NPUs" if result.rows and result.platform_npus > result.rows[0].parallelism.world else "")
+    )  # fmt: skip
+    table = Table(title="strategies, best estimate first")
+    for name in ("#", "TP", "PP", "DP", "micro-batch", "schedule", "SP", "ZeRO", "recompute", "offload", "memory/GPU", "estimate", "simulated", "error", "TFLOP/s/GPU"):
+        table.add_column(name, justify="right")
+    shown = [r for i, r in enumerate(result.rows) if i < rows or r.simulated_s is not None or r.sim_error]
+    for r in shown:
+        p = r.params
+        sim = "" if r.simulated_s is None else human_time(r.simulated_s)
+        if r.sim_error:
+            sim = f"failed: {r.sim_error[:40]}"
+        table.add_row(
+            str(result.rows.index(r) + 1), str(p["tp"]), str(p["pp"]), str(p["dp"]), str(p["micro_batch"]), _strategy_label(p),
+            "yes" if p["sp"] else "", str(p["zero"]), str(p["recompute"]),
+            f"optimizer {r.memory.offloaded / GB:.1f} GB" if p.get("offload_optimizer") else "", f"{r.memory.total / GB:.1f} GB", human_time(r.estimate.step_s),
+            sim, "" if r.error is None else f"{r.error:+.2%}", "" if "tflops_per_gpu" not in r.metrics else f"{r.metrics['tflops_per_gpu']:.1f}",
+        )  # fmt: skip
+    console.print(table)
+    sims = result.simulated
+    if sims:
+        best = result.best
+        console.print(
+            f"simulated {len(sims)} ({result.simulated_now} now, {result.simulated_reused} from the store); estimate error "
+            f"max {result.max_abs_error():.2%}; fastest simulated: TP {best.params['tp']} PP {best.params['pp']} DP {best.params['dp']} "
+            f"micro-batch {best.params['micro_batch']}, {human_time(best.simulated_s)}"
+        )  # fmt: skip
+    if result.skipped:
+        console.print(
+            f"not simulated: {len(result.skipped)} strategies ranked above the simulated ones need every rank "
+            f"(ZeRO-3/FSDP or overlapped reduction; the replica slice does not apply) on more than --max-every-rank GPUs; "
+            f"best of them: TP {result.skipped[0].params['tp']} PP {result.skipped[0].params['pp']} ZeRO {result.skipped[0].params['zero']}, "
+            f"estimate {human_time(result.skipped[0].estimate.step_s)}"
+        )  # fmt: skip
+    if result.rejections:
+        rej = Table(title="rejected")
+        for name in ("reason", "strategies", "closest (example)"):
+            rej.add_column(name)
+        for reason, r in sorted(result.rejections.items(), key=lambda kv: -kv[1].count):
+            extra = f"; up to {r.most_gb:.1f} GB" if r.most_gb else ""
+            rej.add_row(reason, f"{r.count:,}", r.example + extra)
+        console.print(rej)

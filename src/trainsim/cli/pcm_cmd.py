@@ -59,14 +59,25 @@ def _config(
     rob: int,
     instructions: int,
     seed: int,
+    banks: int = 2,
+    scheduler: str = "frfcfs",
 ) -> PcmConfig:
-    from trainsim.memory.pcm.config import PcmConfig, ReadMetric
+    from trainsim.memory.pcm.config import PcmConfig, ReadMetric, Scheduler
 
     try:
         read_metric = ReadMetric(metric.upper())
     except ValueError:
         raise ConfigError(f"got {metric!r}, expected R or M", field="--read-metric") from None
+    if scheduler not in tuple(Scheduler):
+        raise ConfigError(
+            f"got {scheduler!r}, expected " + ", ".join(x.value for x in Scheduler),
+            field="--scheduler",
+        )
+    if banks < 1:
+        raise ConfigError(f"got {banks!r}, expected an integer >= 1", field="--banks")
     changes: dict[str, Any] = {
+        "memory.banks": banks,
+        "memory.scheduler": scheduler,
         "spare.spare_bits": spare_bits,
         "spare.faults": faults,
         "read.metric": read_metric,
@@ -168,6 +179,98 @@ def _gap_table(d: study.Diagnosis) -> Table:
             f"{d.model_stall_share:.2f} / {g.paper_stall_share:.2f}",
         )
     return t
+
+
+def _load_label(load: float | None) -> str:
+    return "cores" if load is None else f"{load:g}"
+
+
+def _conditions_table(points: list[study.ConditionPoint], schemes: tuple[Scheme, ...]) -> Table:
+    t = _table(
+        "Conditions: banks x load (cores = closed loop; a number = open loop, fraction of base "
+        "capacity) x qualifying share; * = both reductions in issue 11's bands",
+        "banks load qualifying",
+    )
+    for s in schemes:
+        t.add_column(f"{s.value}: write / read red.", justify="right")
+    for p in points:
+        cells = []
+        for s in schemes:
+            w, r = p.reductions(s)
+            cells.append(f"{100 * w:.1f} / {100 * r:.1f}{' *' if p.in_bands(s) else ''}")
+        t.add_row(str(p.banks), _load_label(p.load), f"{100 * p.qualifying:.0f}%", *cells)
+    return t
+
+
+def _conditions_plot(
+    path: Path, points: list[study.ConditionPoint], schemes: tuple[Scheme, ...]
+) -> None:
+    """Reductions against load (at the pool's share) and against the share (per load), by banks."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from trainsim.studies.pcm.study import PAPER_REDUCTIONS, READ_RANGE, WRITE_RANGE
+
+    pool_q = min(p.qualifying for p in points)
+    loads = list(dict.fromkeys(p.load for p in points))
+    banks = sorted({p.banks for p in points})
+    fig, axes = plt.subplots(len(schemes), 2, figsize=(11, 3.6 * len(schemes)), squeeze=False)
+    for row, s in zip(axes, schemes, strict=True):
+        for nb, color in zip(banks, ("tab:blue", "tab:orange", "tab:green"), strict=False):
+            at_q = [p for p in points if p.banks == nb and p.qualifying == pool_q]
+            xs = [loads.index(p.load) for p in at_q]
+            row[0].plot(
+                xs,
+                [100 * p.reductions(s)[0] for p in at_q],
+                "o-",
+                color=color,
+                label=f"{nb} banks write",
+            )
+            row[0].plot(
+                xs,
+                [100 * p.reductions(s)[1] for p in at_q],
+                "s--",
+                color=color,
+                label=f"{nb} banks read",
+            )
+            for load, marker in zip(loads, ("o", "^", "v", "D", "x"), strict=False):
+                pts = sorted(
+                    (p for p in points if p.banks == nb and p.load == load),
+                    key=lambda p: p.qualifying,
+                )
+                if nb != banks[0] and load is not None:
+                    continue  # open loop: the banks give the same curve (docs/pcm.md)
+                row[1].plot(
+                    [100 * p.qualifying for p in pts],
+                    [100 * p.reductions(s)[0] for p in pts],
+                    marker + "-",
+                    color=color,
+                    label=f"{nb} banks, load {_load_label(load)} write",
+                )
+        row[0].set(
+            xticks=range(len(loads)),
+            xticklabels=[_load_label(x) for x in loads],
+            xlabel=f"memory load (qualifying share {100 * pool_q:.0f}%)",
+            ylabel="reduction vs base (%)",
+            title=f"{s.value}: load and banks",
+        )
+        row[1].set(
+            xlabel="lines that qualify for tri (%)",
+            ylabel="write reduction vs base (%)",
+            title=f"{s.value}: qualifying share",
+        )
+        paper_read, paper_write, _ = PAPER_REDUCTIONS[s]
+        for a in row:
+            a.axhspan(100 * WRITE_RANGE[0], 100 * WRITE_RANGE[1], color="0.9", zorder=0)
+            a.axhline(100 * paper_write, color="k", lw=0.8, ls=":")
+            a.legend(fontsize=6)
+        row[0].axhline(100 * READ_RANGE[0], color="0.6", lw=0.8, ls="--")
+        row[0].axhline(100 * paper_read, color="k", lw=0.8, ls="-.")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 def _band_table(band: study.IpcBand, schemes: tuple[Scheme, ...]) -> Table:
@@ -382,6 +485,13 @@ def study_cmd(
         bool, typer.Option("--sweeps/--no-sweeps", help="Also run the IPC band and the sweeps.")
     ] = True,
     seed: Annotated[int, typer.Option("--seed")] = 1,
+    banks: Annotated[
+        int, typer.Option("--banks", help="Banks per channel (NVMain's MLC example: 2).")
+    ] = 2,
+    scheduler: Annotated[
+        str,
+        typer.Option("--scheduler", help="frfcfs (NVMain's example), frfcfs-wqf or read-first."),
+    ] = "frfcfs",
     out: Annotated[
         Path, typer.Option("--out", help="Folder for PNG plots and results.json.")
     ] = Path("out/pcm"),
@@ -396,7 +506,19 @@ def study_cmd(
     check_output_dir(out, "--out")
     console = stdout_console()
     t0 = time.perf_counter()
-    cfg = _config(spare_bits, faults, relaxed, read_metric, cores, mpki, rob, instructions, seed)
+    cfg = _config(
+        spare_bits,
+        faults,
+        relaxed,
+        read_metric,
+        cores,
+        mpki,
+        rob,
+        instructions,
+        seed,
+        banks,
+        scheduler,
+    )
     schemes = _schemes(scheme)
     pool = Pool.of(data, seed=seed)
     if trace is not None:
@@ -415,7 +537,9 @@ def study_cmd(
     )
     console.print(
         _comparison_table(
-            f"PCM study: {mode}, data {data}, spare {cfg.spare.spare_bits} bits", main
+            f"PCM study: {mode}, data {data}, spare {cfg.spare.spare_bits} bits, "
+            f"{cfg.memory.banks} banks, {cfg.memory.scheduler.value}",
+            main,
         )
     )
     others = tuple(s for s in schemes if s is not Scheme.BASE)
@@ -425,6 +549,7 @@ def study_cmd(
         console.print(_gap_table(diagnosis))
     swept: dict[str, list[study.SweepPoint]] = {}
     band = None
+    grid: list[study.ConditionPoint] = []
     if sweeps and others:
         band = study.ipc_band(cfg, pool, schemes=(Scheme.BASE, *others))
         # the sweeps run half as many instructions per core as the main comparison
@@ -440,12 +565,31 @@ def study_cmd(
         )
         for key, pts in swept.items():
             console.print(_sweep_table(f"Sweep over {key}", key, pts, others))
+        # open-loop cells: one request per 30 instructions (10,000 at the default length)
+        grid = study.conditions(half, pool, requests=max(1_000, instructions // 30))
+        console.print(_conditions_table(grid, others))
     out.mkdir(parents=True, exist_ok=True)
     files = _plots(out, main, swept, band, schemes)
+    if grid:
+        files.append(out / "conditions.png")
+        _conditions_plot(files[-1], grid, others)
     seconds = time.perf_counter() - t0
-    (out / "results.json").write_text(
-        json.dumps(_json(main, swept, band, cfg, seconds, diagnosis), indent=1, default=str)
-    )
+    record = _json(main, swept, band, cfg, seconds, diagnosis)
+    record["conditions"] = [
+        {
+            "banks": p.banks,
+            "load": p.load,
+            "qualifying": p.qualifying,
+            **{
+                f"{s.value}_{what}_reduction": p.comparison.reduction(s, what)
+                for s in others
+                for what in ("write", "read")
+            },
+            **{f"{s.value}_ipc_gain": p.comparison.ipc_gain(s) for s in others},
+        }
+        for p in grid
+    ]
+    (out / "results.json").write_text(json.dumps(record, indent=1, default=str))
     console.print(f"wrote {len(files)} plots and results.json to {out} in {seconds:.1f} s")
 
 

@@ -135,6 +135,10 @@ def result_document(result: RunResult, network: NetworkSpec, breakdown_rows: lis
     document["breakdown"] = [b.to_dict() for b in (breakdown(result) if breakdown_rows is None else breakdown_rows)]
     document["collectives"] = collective_table(result, network)
     document["dims"] = injection_utilization(result, network)
+    if result.resources is not None:
+        from trainsim.report.hbm import hbm_over_time
+
+        document["hbm"] = hbm_over_time(result)
     return document
 
 

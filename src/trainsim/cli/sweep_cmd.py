@@ -107,9 +107,9 @@ def sweep_show(
     shown_metrics = [sort] + (["makespan_s"] if sort != "makespan_s" else [])
     if metrics:
         shown_metrics = [m.strip() for m in metrics.split(",") if m.strip()]
-        unknown = [m for m in shown_metrics if m not in METRICS]
+        unknown = [m for m in shown_metrics if m not in METRICS and m not in frame.columns]  # a strategy search's own metrics too
         if unknown:
-            raise ConfigError(f"unknown metric {unknown[0]!r}; expected one of {', '.join(METRICS)}", field="--metrics")
+            raise ConfigError(f"unknown metric {unknown[0]!r}; expected one of {', '.join(METRICS)} or a column of the store", field="--metrics")
     hidden = {"key", "wall_s", "error", "status", *METRICS}
     table = Table(title=f"{len(frame)} rows in {store_path}; best {len(best)} by {sort}")
     cols = [c for c in best.columns if c not in hidden] + [m for m in shown_metrics if m in best.columns]

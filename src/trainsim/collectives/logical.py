@@ -12,6 +12,10 @@ D5, "Communicator groups").
 An algorithm that runs in the switch (``inSwitch``; ``Algorithm.switch`` in ``algorithms.py``)
 needs a Switch network dimension: on any other dimension, a flat dimension or a communicator
 group's ring it is a ConfigError.
+
+A list shorter than the network's dimensions stops after the listed ones (ASTRA-sim's
+convention); :func:`spanning_list` extends it to every dimension (the default outside the
+compatibility mode: ``system.planner``).
 """
 
 from __future__ import annotations
@@ -24,6 +28,22 @@ from trainsim.topology import MultiDimTopology
 from trainsim.topology.multidim import SWITCH
 
 NET, FLAT, GROUP = 0, 1, 2
+
+
+def spanning_list(impl: tuple[str, ...], topology: MultiDimTopology) -> tuple[str, ...]:
+    """``impl`` extended to every network dimension of ``topology``: each missing entry repeats
+    the list's last algorithm, or ``ring`` where that one cannot run on the dimension (an
+    in-switch algorithm on a dimension that is not a Switch). A list with a flat entry (``one*``,
+    over every rank already) or as long as the dimensions is returned as it is."""
+    ndims = len(topology.sizes)
+    if not impl or len(impl) >= ndims or any(parse_algorithm(name).flat for name in impl):
+        return impl
+    last = impl[-1]
+    in_switch = algorithm(parse_algorithm(last).kind).switch
+    fill = tuple(
+        "ring" if in_switch and topology.kinds[d] != SWITCH else last for d in range(len(impl), ndims)
+    )
+    return impl + fill
 
 
 @dataclass(frozen=True, slots=True)

@@ -52,6 +52,13 @@ class ComputeModel(Protocol):
         """Time (ns) of a node replayed from its recorded duration (a replayed broadcast)."""
         ...
 
+    def node_bounds(self, graph: ComputeNodes, pos: int, cpu: bool) -> tuple[float, float]:
+        """(compute-bound ns, memory-bound ns) of the node on all of the device's units and
+        all of its HBM bandwidth; its time is the larger. An endpoint model that takes units
+        or HBM from compute re-rates a kernel given fractions (u, h) of them to
+        ``max(compute / u, memory / h)`` (``system/executor.py``)."""
+        ...
+
 
 def replay_ns(duration_s: float, *, compat_astra: bool) -> float:
     """A replayed node's time in ns (a compute node, a replayed broadcast): its recorded
@@ -76,6 +83,11 @@ class ReplayCompute:
     def replay_ns(self, duration_s: float) -> float:
         return replay_ns(duration_s, compat_astra=self.compat_astra)
 
+    def node_bounds(self, graph: ComputeNodes, pos: int, cpu: bool) -> tuple[float, float]:
+        """A replayed kernel's bound is not known: it counts as compute-bound (slowed by the
+        units it loses, not by HBM bandwidth)."""
+        return self.node_ns(graph, pos, cpu), 0.0
+
 
 class RooflineCompute(ReplayCompute):
     """Accelerator nodes by the roofline on a device of ``peak_flops`` FLOP/s and ``mem_bw`` B/s
@@ -99,6 +111,15 @@ class RooflineCompute(ReplayCompute):
             compat_astra=self.compat_astra,
         )
 
+    def node_bounds(self, graph: ComputeNodes, pos: int, cpu: bool) -> tuple[float, float]:
+        """FLOP / peak and bytes / HBM bandwidth (the two roofs); CPU nodes replay."""
+        if cpu:
+            return super().node_bounds(graph, pos, cpu)
+        flops = float(graph.num_ops[pos])
+        if flops <= 0:
+            return 0.0, 0.0
+        return flops / self.peak_flops * 1e9, float(graph.tensor_size[pos]) / self.mem_bw * 1e9
+
 
 class ScaledCompute:
     """``inner``'s time x ``scale``, truncated to whole ns when ``compat_astra`` (module
@@ -119,3 +140,7 @@ class ScaledCompute:
     def replay_ns(self, duration_s: float) -> float:
         """A replayed broadcast is communication: the compute scale leaves it alone."""
         return self.inner.replay_ns(duration_s)
+
+    def node_bounds(self, graph: ComputeNodes, pos: int, cpu: bool) -> tuple[float, float]:
+        compute, memory = self.inner.node_bounds(graph, pos, cpu)
+        return compute * self.scale, memory * self.scale

@@ -187,6 +187,7 @@ def _to_platform(m: PlatformModel, file: str, endpoint: EndpointSpec | None) -> 
             custom={str(k): v for k, v in s.custom_collectives.items()},
             per_node_custom=s.per_node_custom_implementation,
         ),
+        collective_span=s.collective_span,
         inter_dimension_scheduling=s.inter_dimension_scheduling,
         intra_dimension_scheduling=s.intra_dimension_scheduling,
         broadcast=s.broadcast,
@@ -214,6 +215,7 @@ def _to_platform(m: PlatformModel, file: str, endpoint: EndpointSpec | None) -> 
         npus_per_node=mem.npus_per_node,
         nodes=mem.nodes,
         source=file,
+        capacity=math.inf if mem.capacity_gb is None else mem.capacity_gb * 1e9,
     )
     groups = parse_comm_groups(dict(m.comm_groups), file, npus=network.npus, prefix="comm_groups.")
     platform = Platform(
@@ -352,6 +354,7 @@ def platform_to_dict(p: Platform) -> dict[str, Any]:
             "all_gather": list(impl.all_gather),
             "reduce_scatter": list(impl.reduce_scatter),
             "all_to_all": list(impl.all_to_all),
+            "collective_span": s.collective_span,
             "custom_collectives": dict(impl.custom),
             "per_node_custom_implementation": impl.per_node_custom,
             "inter_dimension_scheduling": s.inter_dimension_scheduling,
@@ -384,6 +387,7 @@ def platform_to_dict(p: Platform) -> dict[str, Any]:
             "bandwidth_gbps": _in_unit(mem.bandwidth, GBPS),
             "nodes": mem.nodes,
             "npus_per_node": mem.npus_per_node,
+            **({"capacity_gb": mem.capacity / 1e9} if math.isfinite(mem.capacity) else {}),
         },
         "comm_groups": {gid: list(members) for gid, members in p.comm_groups.items()},
         **({"endpoint": _endpoint_dict(p.endpoint)} if p.endpoint is not None else {}),

@@ -169,6 +169,12 @@ class SystemModel(_Model):
     all_gather: ImplList = list(_SYS.implementations.all_gather)
     reduce_scatter: ImplList = list(_SYS.implementations.reduce_scatter)
     all_to_all: AllToAllList = list(_SYS.implementations.all_to_all)
+    collective_span: Literal["all", "listed"] | None = Field(
+        default=None,
+        description="A whole-machine collective whose list is shorter than the network's dims: "
+        "all = crosses every dim (missing entries repeat the last algorithm), listed = stops after "
+        "the listed dims (ASTRA-sim); default: listed with compat astra, all otherwise",
+    )
     custom_collectives: dict[CollectiveName, str] = Field(
         default_factory=dict, description="Collective type -> Chakra ET of a custom algorithm"
     )
@@ -221,6 +227,11 @@ class MemoryModel(_Model):
     bandwidth_gbps: GBpsOrZero = Field(default=_MEM.bandwidth / GBPS, description="Decimal GB/s, or with its unit")
     nodes: Count = _MEM.nodes
     npus_per_node: Count = _MEM.npus_per_node
+    capacity_gb: NonNeg | None = Field(
+        default=None,
+        description="Capacity of the tier in GB (1e9 B): per NPU (per_npu), per node (per_node) or in all (pool); "
+        "absent: no limit (ASTRA-sim's remote memory has none). A generated step's offloaded states are checked against it",
+    )
 
     @model_validator(mode="after")
     def _bandwidth_when_used(self) -> MemoryModel:

@@ -116,6 +116,12 @@ class SystemSpec:
     collective_optimization: Literal["localBWAware", "baseline"] = "baseline"
     local_mem_bw: float = 1600e9  # B/s (decimal GB/s x 1e9); also the reduction bandwidth
     implementations: CollectiveImpl = field(default_factory=CollectiveImpl)
+    collective_span: Literal["all", "listed"] | None = None
+    """How far a whole-machine collective reaches when its implementation list is shorter than
+    the network's dimensions: ``all`` crosses every dimension (the missing entries repeat the
+    list's last algorithm, ``ring`` where that one cannot run on the dimension), ``listed`` stops
+    after the listed ones (ASTRA-sim's convention); None: ``listed`` in ``compat: astra``,
+    ``all`` otherwise (``system.planner``)."""
     inter_dimension_scheduling: Literal["baseline", "themis", "roundRobin"] = "baseline"
     intra_dimension_scheduling: Literal["FIFO", "SCF"] = "FIFO"
     broadcast: Literal["replay", "simulate"] = "replay"
@@ -169,6 +175,17 @@ class RemoteMemorySpec:
     npus_per_node: int = 1
     nodes: int = 1
     source: str = field(default="", compare=False)
+    capacity: float = math.inf
+    """Bytes: per NPU (PER_NPU), per node (PER_NODE) or in all (MEMORY_POOL); ``math.inf``: no
+    limit, as ASTRA-sim's remote memory (it never checks)."""
+
+    def capacity_per_npu(self, npus: int) -> float:
+        """The tier's bytes one of ``npus`` NPUs can hold when each holds the same."""
+        if self.mode == "PER_NODE_MEMORY_EXPANSION":
+            return self.capacity / max(1, self.npus_per_node)
+        if self.mode == "MEMORY_POOL":
+            return self.capacity / max(1, npus)
+        return self.capacity
 
 
 class EndpointSpec(Protocol):

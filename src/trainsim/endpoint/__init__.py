@@ -1,7 +1,9 @@
 """Endpoint models: what a collective costs the rank that runs it - endpoint delay, reductions,
 and (ACE) the HBM bandwidth and compute units it borrows (DESIGN.md, "Layers"; a layer beside
 ``memory`` and ``compute``, below ``system``). ``protocol`` is the seam the collective engine
-calls, ``astra`` ASTRA-sim's model (the default), ``registry`` the models a platform file
+calls, ``astra`` ASTRA-sim's model (the default), ``shared`` the baseline whose collectives
+share the rank's HBM and units with compute, ``ace`` ACE's engine beside the NIC, ``ideal`` the
+free endpoint (docs/ace.md), ``resource`` their pipes, ``registry`` the models a platform file
 chooses from by name, ``config`` their sections' pydantic models. Times in ns, sizes in bytes."""
 
 from trainsim.endpoint.astra import FAST_PATH_NS, AstraEndpoint, AstraEndpointSpec

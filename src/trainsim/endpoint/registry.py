@@ -7,7 +7,8 @@ model of its section (``endpoint.config.EndpointConfig``: ``extra="forbid"``, a 
 literal, ``to_spec``/``from_spec`` between the file's units and the frozen spec's SI ones).
 The config model may be given as ``"module:Class"`` and is then imported when a platform file
 is read or its schema written, so a run built in memory never loads pydantic. ``astra``
-(``endpoint.astra``) is built in and is the default when a platform has no section.
+(``endpoint.astra``) is built in and is the default when a platform has no section; ``shared``
+(the baseline endpoint as a resource), ``ace`` and ``ideal`` are built in too (docs/ace.md).
 """
 
 from __future__ import annotations
@@ -17,8 +18,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from trainsim.endpoint.ace import build_ace_endpoint
 from trainsim.endpoint.astra import AstraEndpointSpec, build_astra_endpoint
+from trainsim.endpoint.ideal import build_ideal_endpoint
 from trainsim.endpoint.protocol import EndpointModel
+from trainsim.endpoint.shared import build_shared_endpoint
 from trainsim.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -99,3 +103,6 @@ def build_endpoint_model(
 register_endpoint(
     DEFAULT_ENDPOINT, build_astra_endpoint, "trainsim.endpoint.config:AstraEndpointConfig"
 )
+register_endpoint("shared", build_shared_endpoint, "trainsim.endpoint.config:SharedEndpointConfig")
+register_endpoint("ace", build_ace_endpoint, "trainsim.endpoint.config:AceEndpointConfig")
+register_endpoint("ideal", build_ideal_endpoint, "trainsim.endpoint.config:IdealEndpointConfig")

@@ -9,7 +9,8 @@ the queue), then the head of the queue starts: ASTRA-sim's tie-breaking.
 
 In compatibility mode the bandwidth is ASTRA-sim's integer bytes/ns (25.6 GB/s becomes 25)
 and the transfer time is truncated to whole ns. ASTRA-sim's remote memory has no capacity
-limit (the tier's capacity is ``math.inf``). Times are the event kernel's ns, bandwidth B/s.
+limit (the tier's capacity is ``math.inf`` unless the platform file gives ``capacity_gb``, which
+the generator's offload checks; accesses are never refused here). Times are the event kernel's ns, bandwidth B/s.
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ class RemoteMemory:
         compatibility mode), or none when there is no remote memory."""
         if not self.enabled:
             return ()
-        return (MemoryTier(self.spec.mode, self.spec.latency_ns, self._bytes_per_ns * 1e9, math.inf),)
+        return (MemoryTier(self.spec.mode, self.spec.latency_ns, self._bytes_per_ns * 1e9, self.spec.capacity),)
 
     def access_time_ns(self, nbytes: int) -> float:
         transfer = nbytes / self._bytes_per_ns if self._bytes_per_ns > 0 else math.inf

@@ -29,6 +29,11 @@ th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}img{max-widt
 """
 
 
+HBM_NOTE = (
+    "HBM bandwidth a rank's compute kernels and its collectives used, each transfer spread evenly over its duration "
+    "(the endpoint model's rule, docs/ace.md): collectives take their share from compute, which is re-rated while "
+    "they run; compute slowdown = kernels' time as run over their time on the whole device."
+)
 SHOWN_COLLECTIVES = 200  # rows of the collectives table on the page
 UTILIZATION_NOTE = (
     "Utilization: the bytes every rank injected into the dimension in a time bucket (a collective's bytes spread over "
@@ -52,6 +57,7 @@ def write_report(document: dict[str, Any], out_dir: str | Path) -> Path:
         ("Breakdown per rank class", plots.breakdown_bars(document, out / "breakdown.png")),
         ("Network utilization per dimension", plots.utilization_over_time(document, out / "utilization.png")),
         ("Collective bandwidth vs size", plots.collective_bandwidth(document, out / "collectives.png")),
+        ("HBM bandwidth: compute and collectives", plots.hbm_over_time(document, out / "hbm.png")),
     ]
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'><title>trainsim report</title>",
@@ -67,7 +73,7 @@ def write_report(document: dict[str, Any], out_dir: str | Path) -> Path:
         "stage's), so it is not the time lost to communication (the table above is); exposed comm = finish minus "
         "summed GPU compute (ASTRA-sim's definition); idle = time with nothing in flight.</p>",
     ]
-    notes = {"Network utilization per dimension": UTILIZATION_NOTE}
+    notes = {"Network utilization per dimension": UTILIZATION_NOTE, "HBM bandwidth: compute and collectives": HBM_NOTE}
     for title, path in figures:
         if path is None:
             continue
@@ -75,6 +81,8 @@ def write_report(document: dict[str, Any], out_dir: str | Path) -> Path:
         parts.append(f"<h2>{html.escape(title)}</h2><img alt='{html.escape(title)}' src='data:image/png;base64,{data}'>")
         if title in notes:
             parts.append(f"<p class='muted'>{html.escape(notes[title])}</p>")
+    if document.get("resources"):
+        parts.append("<h2>Endpoint: what compute and collectives cost each other</h2>" + _resources_table(document["resources"]))
     collectives = rows_of(document.get("collectives"))
     if collectives:
         parts.append("<h2>Collectives</h2>" + _collectives_table(collectives))
@@ -85,6 +93,23 @@ def write_report(document: dict[str, Any], out_dir: str | Path) -> Path:
     page = out / "index.html"
     page.write_text("\n".join(parts))
     return page
+
+
+def _resources_table(resources: list[dict[str, Any]], limit: int = 16) -> str:
+    rows = [
+        [
+            str(r["rank"]),
+            f"{r['compute_slowdown']:.3f}x",
+            human_time(r["compute_alone_s"]),
+            human_time(r["compute_s"]),
+            f"{r['network_bytes'] / 1e6:,.1f}",
+            f"{r['comm_hbm_bytes'] / 1e6:,.1f}",
+            f"{r['hbm_per_network_byte']:.2f}",
+        ]
+        for r in resources[:limit]
+    ]
+    headers = ["rank", "compute slowdown", "compute alone", "compute as run", "network MB", "collective HBM MB", "HBM B / network B"]
+    return _table(headers, rows)
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> str:

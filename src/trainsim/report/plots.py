@@ -72,6 +72,27 @@ def utilization_over_time(document: dict[str, Any], out: Path) -> Path | None:
     return out
 
 
+def hbm_over_time(document: dict[str, Any], out: Path) -> Path | None:
+    """HBM bandwidth used by compute and by collectives on one rank over time (needs the
+    ``hbm`` section: a run whose endpoint model shares HBM, ``report/hbm.py``)."""
+    series = document.get("hbm")
+    if not series:
+        return None
+    first = series[0]
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    t = [x * 1e6 for x in first["t_s"]]
+    ax.step(t, first["compute_gbps"], where="post", label="compute kernels")
+    ax.step(t, first["comm_gbps"], where="post", label="collectives")
+    ax.set_xlabel("time (us)")
+    ax.set_ylabel("HBM bandwidth (GB/s)")
+    ax.legend(fontsize=8)
+    ax.set_title(f"HBM bandwidth on rank {first['rank']}: compute x{first['compute_slowdown']:.3f} slower")
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
 def collective_bandwidth(document: dict[str, Any], out: Path) -> Path | None:
     """Achieved bus bandwidth of each collective against its size (needs ``collectives``)."""
     colls = [c for c in rows_of(document.get("collectives")) if c.get("busbw_gbps") is not None]

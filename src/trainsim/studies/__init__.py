@@ -4,7 +4,9 @@
 - ``studies.repurpose``: RePurpose, restructuring a trained network for distributed inference,
   its latency simulated on native platforms (docs/repurpose.md);
 - ``studies.pcm``: the tri-level MLC phase-change memory study: scheme comparisons, sweeps,
-  calibration and the gap diagnosis, on the device model in ``memory.pcm`` (docs/pcm.md).
+  calibration and the gap diagnosis, on the device model in ``memory.pcm`` (docs/pcm.md);
+- ``studies.ace``: the baseline endpoint against ACE and the ideal one, with the best-baseline
+  search (docs/ace.md; ``bench/ace.py`` prints its table).
 
 The CLI runs them (``trainsim repurpose``, ``trainsim pcm``).
 """

@@ -93,6 +93,12 @@ def run_sweep(
     return SweepSummary(total=total, skipped=skipped, ran=sum(statuses.values()), statuses=statuses, first_error=next(iter(errors), None))
 
 
+def run_items(items: list[Item], jobs: int, record: Callable[[list[dict[str, Any]]], None]) -> None:
+    """Evaluate ``items`` (key, params, document) on ``jobs`` local processes (inline for 1),
+    handing each finished batch's rows to ``record`` as it arrives."""
+    _run_local(items, jobs, record)
+
+
 def _run_local(items: list[Item], jobs: int, record: Callable[[list[dict[str, Any]]], None]) -> None:
     if jobs <= 1:
         for batch in batches(items, 1):

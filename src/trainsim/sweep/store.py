@@ -59,9 +59,17 @@ class SweepStore:
 
     def add(self, rows: Iterable[dict[str, Any]]) -> int:
         """Insert finished combinations (ignoring keys already there); returns rows added."""
+        return self._write("INSERT OR IGNORE", rows)
+
+    def replace(self, rows: Iterable[dict[str, Any]]) -> int:
+        """Insert combinations, replacing rows of the same key (a strategy search's estimated
+        row once the strategy is simulated); returns rows written."""
+        return self._write("INSERT OR REPLACE", rows)
+
+    def _write(self, verb: str, rows: Iterable[dict[str, Any]]) -> int:
         now = time.time()
         cur = self.db.executemany(
-            "INSERT OR IGNORE INTO results(key, params, status, metrics, error, inputs, wall_s, finished_at) "
+            f"{verb} INTO results(key, params, status, metrics, error, inputs, wall_s, finished_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 (
@@ -89,11 +97,14 @@ class SweepStore:
         row = self.db.execute("SELECT value FROM meta WHERE name = ?", (name,)).fetchone()
         return None if row is None else json.loads(row[0])
 
-    def rows(self) -> list[dict[str, Any]]:
+    def rows(self, keys: Iterable[str] | None = None) -> list[dict[str, Any]]:
+        """Every row (or those of ``keys``), params and metrics flattened into one mapping."""
+        query = "SELECT key, params, status, metrics, error, wall_s FROM results"
+        wanted = None if keys is None else list(keys)
+        if wanted is not None:
+            query += f" WHERE key IN ({','.join('?' * len(wanted))})"
         out = []
-        for key, params, status, metrics, error, wall_s in self.db.execute(
-            "SELECT key, params, status, metrics, error, wall_s FROM results ORDER BY finished_at, key"
-        ):
+        for key, params, status, metrics, error, wall_s in self.db.execute(query + " ORDER BY finished_at, key", wanted or ()):
             out.append(
                 {"key": key, "status": status, "error": error, "wall_s": wall_s, **json.loads(params), **json.loads(metrics)}
             )

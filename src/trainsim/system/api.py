@@ -15,11 +15,12 @@ from typing import Any, Literal
 
 from trainsim.config.knobs import check_system
 from trainsim.config.types import Platform
+from trainsim.endpoint import EndpointModel
 from trainsim.engine import EventQueue
 from trainsim.errors import ConfigError, TrainsimError
 from trainsim.network.protocol import NetworkBackend
 from trainsim.network.registry import DEFAULT_BACKEND, backend_entry, make_backend
-from trainsim.system.build import build_compute, build_memory
+from trainsim.system.build import build_compute, build_endpoint, build_memory
 from trainsim.system.executor import WORKLOAD_LOG, Executor
 from trainsim.system.modes import COMPAT_MODES
 from trainsim.system.result import RunResult
@@ -98,6 +99,12 @@ def simulate(
             field="npus_count",
         )
     how = "off"
+    endpoint = build_endpoint(platform, compat_astra)
+    if symmetry and not endpoint.time_invariant:
+        # the endpoint shares each rank's HBM and units with its compute over time: every rank
+        # runs on the one clock (no representative, no symmetric collective)
+        symmetry = False
+        how = "off (the endpoint model shares the rank's resources over time)"
     if symmetry and not mirrors:
         graph = representative_graph(platform, graphs, backend)
         blocker = graph if isinstance(graph, str) else ""
@@ -119,7 +126,7 @@ def simulate(
                 return result
         how = f"per collective (whole step not symmetric: {blocker})"
     try:
-        collectives, result = _run(platform, graphs, backend, compat_astra, symmetry, bool(symmetry), progress, mirrors)
+        collectives, result = _run(platform, graphs, backend, compat_astra, symmetry, bool(symmetry), progress, mirrors, endpoint)
     except GroupSymmetryConflict as exc:
         # a member overlapped two collectives: rerun without group symmetry (system/symmetry/group.py)
         how = f"{how}; group symmetry off ({exc})" if symmetry else how
@@ -153,19 +160,24 @@ def _run(
     group_symmetry: bool,
     progress: Callable[[float, int, int], None] | None,
     mirrors: dict[int, tuple[int, ...]] | None = None,
+    endpoint: EndpointModel | None = None,
 ) -> tuple[Any, RunResult]:
+    """One run; ``endpoint`` None: a new one of the platform's (a resource-sharing endpoint
+    holds the run's state, so a rerun builds its own)."""
     queue = EventQueue()
     network = make_network(platform, queue, backend, compat_astra=compat_astra)
-    collectives = _collective_runtime(platform, network, queue, compat_astra, symmetry, group_symmetry, mirrors)
+    if endpoint is None:
+        endpoint = build_endpoint(platform, compat_astra)
+    collectives = _collective_runtime(platform, network, queue, compat_astra, symmetry, group_symmetry, mirrors, endpoint)
     memory, compute = build_memory(platform, queue, compat_astra), build_compute(platform, compat_astra)
-    executor = Executor(platform, graphs, network, queue, memory=memory, compute=compute, collectives=collectives)
+    executor = Executor(platform, graphs, network, queue, memory=memory, compute=compute, collectives=collectives, endpoint=endpoint)
     return collectives, executor.run(progress)
 
 
-def _collective_runtime(platform: Platform, network: NetworkBackend, queue: EventQueue, compat_astra: bool, symmetry: bool | Literal["strict"] = True, group_symmetry: bool = False, mirrors: dict[int, tuple[int, ...]] | None = None) -> Any:
+def _collective_runtime(platform: Platform, network: NetworkBackend, queue: EventQueue, compat_astra: bool, symmetry: bool | Literal["strict"] = True, group_symmetry: bool = False, mirrors: dict[int, tuple[int, ...]] | None = None, endpoint: EndpointModel | None = None) -> Any:
     from trainsim.system.collective_runtime import CollectiveRuntime
 
-    return CollectiveRuntime(platform, network, queue, compat_astra=compat_astra, symmetry=symmetry, group_symmetry=group_symmetry, mirrors=mirrors)
+    return CollectiveRuntime(platform, network, queue, compat_astra=compat_astra, symmetry=symmetry, group_symmetry=group_symmetry, mirrors=mirrors, endpoint=endpoint)
 
 
 def load_inputs(

@@ -41,7 +41,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from trainsim.collectives import (
     DOUBLE_BINARY_TREE,
@@ -49,9 +49,11 @@ from trainsim.collectives import (
     Phase,
     PhaseSpec,
     make_phase,
+    phase_output_size,
 )
 from trainsim.config.types import RENDEZVOUS_BYTES
 from trainsim.endpoint import EndpointModel
+from trainsim.endpoint.protocol import SharedResources
 from trainsim.engine import EventQueue
 from trainsim.errors import ConfigError
 from trainsim.network.injection import InjectionPorts
@@ -132,6 +134,7 @@ class Stream:
         "work",
         "layout",
         "chunk",
+        "ready_ns",
     )
 
     def __init__(
@@ -157,6 +160,7 @@ class Stream:
         self.work = work
         self.layout = layout
         self.chunk = chunk  # index in the collective, for the record's chunk spans
+        self.ready_ns = 0.0  # a resource-sharing endpoint's: its data is there to send (ns)
 
     def phase_size(self) -> int:
         spec = self.phases[self.pos]
@@ -205,6 +209,12 @@ class Engine:
         endpoint = options.endpoint
         self._insertion_ns = endpoint.insertion_ns
         self._reduction_ns = endpoint.reduction_ns
+        # an endpoint whose collectives share the rank's resources hears when chunks start and
+        # end and when messages leave (endpoint.protocol.SharedResources); ASTRA-sim's does not
+        self.shared: SharedResources | None = None
+        if not endpoint.time_invariant:
+            self.shared = cast(SharedResources, endpoint)
+            self.send = self._fed_send  # type: ignore[method-assign]
         self.scf = options.scf
         self.queues_per_dim = q = options.queues_per_dim
         self.active_chunks = -(-options.active_chunks // q)  # per queue (Sys::Sys)
@@ -235,6 +245,23 @@ class Engine:
         if red_bytes:
             delay += self._reduction_ns(phase.rank, now + delay, red_bytes)
         queue.schedule(delay, phase.on_general_cb, None)
+
+    def _fed_send(self, phase: Phase, dst: int, nbytes: int, mirror_src: int) -> None:
+        """``send`` with a resource-sharing endpoint: the message arrives no earlier than the
+        endpoint has fed it to the network (``SharedResources.send_ready_ns``) nor than its
+        chunk's data is there (``chunk_begin_ns``)."""
+        assert self.shared is not None
+        self._account(phase, dst, nbytes)
+        ready = max(self.shared.send_ready_ns(phase.rank, self.queue.now, nbytes), phase.owner.ready_ns)
+        key = (phase.tag, phase.rank, dst, nbytes)
+        self._transmit(phase.rank, dst, nbytes, self._fed_arrive, (ready, key))
+
+    def _fed_arrive(self, item: tuple[float, tuple[Any, int, int, int]]) -> None:
+        ready, key = item
+        if ready > self.queue.now:
+            self.queue.schedule_at(ready, self._arrive, key)
+        else:
+            self._arrive(key)
 
     def _account(self, phase: Phase, dst: int, nbytes: int) -> None:
         d = phase.dim
@@ -310,7 +337,10 @@ class Engine:
 
     def _rdv_data(self, item: tuple[Phase, int, int]) -> None:
         phase, dst, nbytes = item
-        Engine.send(self, phase, dst, nbytes, -1)
+        if self.shared is not None:
+            self._fed_send(phase, dst, nbytes, -1)
+        else:
+            Engine.send(self, phase, dst, nbytes, -1)
 
     def _rdv_recv(self, phase: Phase, src: int, nbytes: int) -> None:
         """A receive sends its control message; it is posted when that arrives."""
@@ -404,12 +434,31 @@ class Engine:
             self._fill(new)
             return
         old.running -= 1
-        self._fill(old)
+        shared = self.shared
+        if shared is not None:  # the chunk's end first: the stream started next queues behind it
+            first, last = stream.phases[0], stream.phases[-1]
+            parts = len(phase.members)
+            out = phase_output_size(last.algo.kind, last.comm_type, last.in_size, parts)
+            done = shared.chunk_end_ns(stream.rank, self.queue.now, first.in_size, out, parts)
+            self._fill(old)
+            if done > self.queue.now:
+                self.queue.schedule_at(done, self._chunk_done, stream)
+                return
+        else:
+            self._fill(old)
+        self._chunk_done(stream)
+
+    def _chunk_done(self, stream: Stream) -> None:
+        """A chunk's last phase is over (and, with a resource-sharing endpoint, its result
+        stored): its rank's share of the collective may end."""
         work = stream.work
         spans = work.record.chunk_spans
         if spans:
             spans[stream.chunk][1] = self.queue.now
-        self.rank_state(stream.rank).active -= 1
+        rs = self.rank_state(stream.rank)
+        rs.active -= 1
+        if rs.active == 0 and self.shared is not None:
+            self.shared.collective_active(stream.rank, self.queue.now, False)
         work.chunks_left -= 1
         if work.chunks_left == 0:
             work.record.end_ns = self.queue.now
@@ -443,6 +492,11 @@ class Engine:
             spans = stream.work.record.chunk_spans
             if spans:
                 spans[stream.chunk][0] = self.queue.now
+            shared = self.shared
+            if shared is not None:  # the chunk's messages arrive once its data is there
+                first = stream.phases[0]
+                parts = len(stream.layout.members(stream.rank, first.ldim)[0])
+                stream.ready_ns = shared.chunk_begin_ns(stream.rank, self.queue.now, first.in_size, parts)
         spec = stream.phases[pos]
         layout = stream.layout
         members, index = layout.members(stream.rank, spec.ldim)
@@ -482,6 +536,8 @@ class Engine:
                     trees.append(True)
             stream = Stream(rank, tag_base + c, phases, priority, trees, work, layout, c)
             rs.active += 1
+            if rs.active == 1 and self.shared is not None:
+                self.shared.collective_active(rank, self.queue.now, True)
             q = rs.queue(self._queue_id(stream))
             stream.queue = q
             q.insert(stream, self.scf)

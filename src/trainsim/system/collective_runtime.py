@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from trainsim.collectives import (
     ASYMMETRIC_KINDS,
@@ -37,6 +37,7 @@ from trainsim.collectives import (
 )
 from trainsim.config.types import Platform
 from trainsim.endpoint import EndpointModel
+from trainsim.endpoint.protocol import SharedResources
 from trainsim.engine import EventQueue
 from trainsim.enums import CommType
 from trainsim.errors import TraceError
@@ -129,11 +130,15 @@ class CollectiveRuntime:
         self.topology = topo
         self.npus = topo.npus
         self._all_ranks = tuple(range(self.npus))  # one shared tuple: O(1) "whole machine" tests
-        knobs_block = bool(knobs_blocking_symmetry(sysspec))
+        if endpoint is None:
+            endpoint = build_endpoint(platform, compat_astra)
+        # an endpoint that shares the rank's resources over time (endpoint.protocol.
+        # SharedResources) needs every rank on the run's own clock: no representative
+        knobs_block = bool(knobs_blocking_symmetry(sysspec)) or not endpoint.time_invariant
         self._symmetric_backend = symmetric_backend(network, topo) and not knobs_block
         self._symmetric: SymmetricRunner | None = None
         self.engine_options = EngineOptions(
-            endpoint=build_endpoint(platform, compat_astra) if endpoint is None else endpoint,
+            endpoint=endpoint,
             compat_astra=compat_astra,
             active_chunks=sysspec.active_chunks_per_dimension,
             scf=sysspec.intra_dimension_scheduling == "SCF",
@@ -149,7 +154,12 @@ class CollectiveRuntime:
             on_rank_done=self._rank_done,
         )
         self.planner = CollectivePlanner(
-            sysspec, topo, [d.bandwidth for d in platform.network.dims], compat_astra=compat_astra, predict=self._predict
+            sysspec,
+            topo,
+            [d.bandwidth for d in platform.network.dims],
+            compat_astra=compat_astra,
+            predict=self._predict,
+            max_chunk_bytes=None if endpoint.time_invariant else cast(SharedResources, endpoint).max_chunk_bytes(),
         )
         self.records: list[CollectiveRecord] = []
         self._issue_count: dict[tuple[int, str], int] = {}

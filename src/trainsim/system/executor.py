@@ -3,7 +3,9 @@
 Each node kind has one handler, looked up in a table by node type (no if/elif ladder in the
 hot path). Handlers start the work on the right model, each handed in behind its seam and
 built by ``system.build`` (compute: a ``compute.ComputeModel``, replay or roofline; memory: a
-``memory.MemoryModel``, remote memory; send/receive: the network backend and
+``memory.MemoryModel``, remote memory; GPU compute under an endpoint model that shares the
+rank's HBM and units with collectives: ``system.contention.SharedCompute``, which re-rates
+kernels as the endpoint's share changes; send/receive: the network backend and
 :class:`SendRecvMatcher`; collectives: the :class:`CollectiveRuntime`) and arrange for
 :meth:`Executor._complete` to run when it is done. A run that ends with unfinished nodes
 raises :class:`DeadlockError` naming each blocked node and what it waits for.
@@ -29,15 +31,19 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from functools import partial
+from typing import cast
 
 from trainsim.compute import ComputeModel
 from trainsim.config.types import RENDEZVOUS_BYTES, Platform
+from trainsim.endpoint import EndpointModel
+from trainsim.endpoint.protocol import SharedResources
 from trainsim.engine import EventQueue
 from trainsim.enums import CommType, NodeType
 from trainsim.errors import DeadlockError, TraceError
 from trainsim.memory import MemoryModel
 from trainsim.network.protocol import NetworkBackend
 from trainsim.system.collective_api import CollectiveRequest, CollectiveRuntime
+from trainsim.system.contention import SharedCompute
 from trainsim.system.p2p import SendRecvMatcher
 from trainsim.system.rank import (
     CPU,
@@ -69,6 +75,7 @@ class Executor:
         compute: ComputeModel,
         collectives: CollectiveRuntime | None = None,
         use_ctrl_deps: bool = True,
+        endpoint: EndpointModel | None = None,
     ) -> None:
         self.platform = platform
         self.queue = queue
@@ -92,6 +99,12 @@ class Executor:
             NodeType.COMM_COLL_NODE: self._run_collective,
         }
         self.controls: SendRecvMatcher | None = None  # rendezvous control messages
+        # an endpoint whose collectives take HBM bandwidth and units from compute re-rates the
+        # GPU kernels in flight (``system/contention.py``); ASTRA-sim's takes nothing
+        self.shared: SharedCompute | None = None
+        if endpoint is not None and not endpoint.time_invariant and not system.replay_only:
+            self.shared = SharedCompute(cast(SharedResources, endpoint), compute, queue, self._shared_done)
+            self._handlers[NodeType.COMP_NODE] = self._run_compute_shared
         if system.replay_only:
             self._handlers = dict.fromkeys(self._handlers, self._run_replay)
         elif system.rendezvous:
@@ -197,6 +210,18 @@ class Executor:
 
     def _run_compute(self, state: RankState, pos: int) -> None:
         self._run_timed(state, pos, state.resource[pos] == CPU)
+
+    def _run_compute_shared(self, state: RankState, pos: int) -> None:
+        if state.resource[pos] == CPU:
+            self._run_timed(state, pos, True)
+            return
+        assert self.shared is not None
+        self.shared.start(state.rank, state.graph, pos, (state, pos))
+
+    def _shared_done(self, token: tuple[RankState, int]) -> None:
+        state, pos = token
+        state.compute_ns += self.queue.now - state.start_ns[pos]
+        self._complete(token)
 
     def _run_replay(self, state: RankState, pos: int) -> None:
         """``replay_only``: any node waits its recorded duration (module docstring)."""
@@ -430,7 +455,10 @@ class Executor:
         makespan = max((r.finish_s for r in ranks), default=0.0)
         timelines = [NodeTimeline(s.graph, s.start_ns, s.end_ns) for s in self.ranks]
         records = list(getattr(self.collectives, "records", []))
-        return RunResult(makespan_s=makespan, ranks=ranks, events=self.queue.events_processed, timelines=timelines, collectives=records)
+        result = RunResult(makespan_s=makespan, ranks=ranks, events=self.queue.events_processed, timelines=timelines, collectives=records)
+        if self.shared is not None:
+            result.resources = self.shared.results()
+        return result
 
 
 

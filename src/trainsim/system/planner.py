@@ -3,7 +3,9 @@ cut into chunks, which dimension order each chunk takes, and the phases of each 
 (DESIGN.md, system layer; used by ``collective_runtime``, callable from tests on its own).
 
 - layout: one logical dimension per entry of the system's ``<type>-implementation`` list
-  (``collectives.LogicalLayout``; a communicator group is one flat dimension); rooted
+  (``collectives.LogicalLayout``; a communicator group is one flat dimension); a list shorter
+  than the network's dimensions is extended to all of them (``collectives.spanning_list``)
+  unless the system's ``collective_span`` is ``listed``, the default in ``compat: astra``; rooted
   collectives and the barrier use their nearest relative's list (``collectives.rooted``);
 - chunks: ``chunking.chunk_sizes`` (astra-sim-semantics.md C1, C2);
 - dimension order per chunk: ``inter_dim`` (baseline ascending, roundRobin, Themis' greedy);
@@ -34,7 +36,7 @@ from trainsim.collectives import (
     rooted_chunk_phases,
 )
 from trainsim.collectives.custom import CustomGraphs, check_graphs
-from trainsim.collectives.logical import NET
+from trainsim.collectives.logical import NET, spanning_list
 from trainsim.collectives.plan import CustomPhaseSpec
 from trainsim.config.types import SystemSpec
 from trainsim.enums import CommType
@@ -79,7 +81,9 @@ class CollectivePlanner:
     """Plans collectives for one platform (module docstring). ``bandwidths``: B/s per network
     dimension (Themis' loads); ``predict(layout, plan)``: the finish (ns after the start) of
     ``plan`` run alone, for the Themis guard (None: Themis' plan is taken unguarded). The
-    system's custom algorithms are read here, once (``custom_collectives``)."""
+    system's custom algorithms are read here, once (``custom_collectives``). ``max_chunk_bytes``:
+    the endpoint's largest chunk (ACE's SRAM share, ``SharedResources.max_chunk_bytes``): a
+    collective is cut into more chunks than ``preferred_dataset_splits`` so that none is larger."""
 
     def __init__(
         self,
@@ -89,8 +93,10 @@ class CollectivePlanner:
         *,
         compat_astra: bool,
         predict: Callable[[LogicalLayout, Plan], float] | None = None,
+        max_chunk_bytes: int | None = None,
     ) -> None:
         self.system = system
+        self.max_chunk_bytes = max_chunk_bytes
         self.topology = topology
         self.bandwidths = list(bandwidths)
         self.compat_astra = compat_astra
@@ -101,6 +107,8 @@ class CollectivePlanner:
         self._custom_layouts: dict[tuple[int, ...], LogicalLayout] = {}
         self._pairings_checked: set[tuple[int, tuple[int, ...]]] = set()
         self._splits_warned = False
+        span = system.collective_span or ("listed" if compat_astra else "all")
+        self._spans_all = span == "all"
 
     def layout(self, phase_type: int, group: tuple[int, ...] | None) -> LogicalLayout:
         """The logical layout of ``phase_type`` collectives on ``group`` (None: every rank)."""
@@ -118,6 +126,8 @@ class CollectivePlanner:
                     field=f"{name}-implementation",
                     hint=f"e.g. \"{name}-implementation\": [\"ring\"] (system.{attr}: [ring] in a platform file)",
                 )
+            if group is None and self._spans_all:
+                impl = spanning_list(impl, self.topology)
             layout = self._layouts[key] = LogicalLayout(self.topology, impl, group)
         return layout
 
@@ -147,10 +157,14 @@ class CollectivePlanner:
             if dim.size > 1
             and (involved_dims is None or group is not None or d >= len(involved_dims) or involved_dims[d])
         ]
+        splits = system.preferred_dataset_splits
+        cap = self.max_chunk_bytes
+        if cap is not None and size > cap * splits:
+            splits = -(-size // cap)  # the endpoint holds at most cap bytes of a chunk
         chunks = chunk_sizes(
             phase_type,
             size,
-            system.preferred_dataset_splits,
+            splits,
             self.topology.npus,
             compat_astra=self.compat_astra,
         )

@@ -84,6 +84,9 @@ class RunResult:
     info: dict[str, Any] = field(default_factory=dict)
     timelines: list[NodeTimeline] = field(default_factory=list, repr=False)
     collectives: Sequence[Any] = field(default_factory=list, repr=False)  # CollectiveRecord per rank and collective
+    # per rank, HBM and unit use of compute and collectives (``system.contention.RankResources``)
+    # when the endpoint model shares them (docs/ace.md); None otherwise
+    resources: list[Any] | None = field(default=None, repr=False)
 
     def to_dataframe(self) -> Any:
         """One row per rank (pandas), for notebooks."""
@@ -99,4 +102,5 @@ class RunResult:
             "ranks": [asdict(r) for r in self.ranks],
             "events": self.events,
             **({"info": self.info} if self.info else {}),
+            **({"resources": [r.to_dict() for r in self.resources]} if self.resources is not None else {}),
         }

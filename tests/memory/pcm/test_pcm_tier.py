@@ -27,3 +27,23 @@ def test_access_time_is_latency_plus_size_over_bandwidth():
 def test_load_must_be_a_fraction():
     with pytest.raises(ConfigError, match="load: got 1.5"):
         estimate_tier(load=1.5)
+
+
+def test_expansion_tier_is_a_memory_tier_of_the_estimate():
+    """The contract the expansion model consumes: a MemoryTier built from the same estimate."""
+    from trainsim.memory.pcm import pcm_expansion_tier
+    from trainsim.memory.protocol import MemoryTier
+
+    pool = Pool.of(size=1024)
+    tier = pcm_expansion_tier(PcmConfig(), "tri", pool, load=0.4, requests=4000)
+    est = estimate_tier(PcmConfig(), "tri", pool, load=0.4, requests=4000)
+    assert isinstance(tier, MemoryTier)
+    assert tier == MemoryTier("pcm-tri@0.4", est.read_latency_ns, est.bandwidth, 8 * 2**30)
+    sixteen = PcmConfig().replace(**{"memory.banks": 16})
+    wide = pcm_expansion_tier(sixteen, "tri", pool, load=0.4, requests=4000, capacity_bytes=1e12)
+    assert wide.capacity == 1e12
+    assert wide.bandwidth > tier.bandwidth  # more banks serve more lines per second
+    base = pcm_expansion_tier(PcmConfig(), "base", pool, load=0.4, requests=4000)
+    assert base.latency_ns > tier.latency_ns and base.bandwidth < tier.bandwidth
+    with pytest.raises(ConfigError, match="capacity_bytes: got 0"):
+        pcm_expansion_tier(capacity_bytes=0)

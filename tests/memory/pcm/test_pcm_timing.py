@@ -12,7 +12,9 @@ from trainsim.memory.pcm.trace import read_trace
 READ, WRITE = 450.0, 1150.0
 
 
-NO_BURST = MemoryConfig(burst_ns=0.0)
+# issue 11's discipline and organization (16 banks, per-bank queues, reads first)
+ISSUE11 = {"banks": 16, "scheduler": "read-first"}
+NO_BURST = MemoryConfig(burst_ns=0.0, **ISSUE11)
 FIXED = FixedService(READ, WRITE)
 
 
@@ -60,12 +62,14 @@ def test_reads_go_first_below_the_watermark():
 
 
 def test_line_interleaving_over_channels_then_banks():
-    ctrl = Controller(EventQueue(), MemoryConfig(channels=2, banks=4), FixedService(1, 1))
+    ctrl = Controller(
+        EventQueue(), MemoryConfig(channels=2, banks=4, scheduler="read-first"), FixedService(1, 1)
+    )
     assert [ctrl.bank_of(a) for a in range(10)] == [0, 4, 1, 5, 2, 6, 3, 7, 0, 4]
 
 
 def test_channel_serializes_bursts_of_its_banks():
-    cfg = MemoryConfig(burst_ns=5.0)
+    cfg = MemoryConfig(burst_ns=5.0, **ISSUE11)
     ctrl = run([(0.0, False, 0), (0.0, False, 1), (0.0, True, 2)], cfg, FixedService(100.0, 200.0))
     done = {r.rid: r.done_ns for r in ctrl.done}
     # the write takes the bus first (0-5) and programs 5-205; reads sense 0-100, then 100-105 and 105-110
@@ -84,7 +88,9 @@ def test_full_read_queue_overflows_in_order_and_everything_completes():
 
 def test_read_of_a_queued_write_is_forwarded():
     # bank 0 busy with a read; a write to line 16 waits; a read of line 16 is answered from it
-    ctrl = run([(0.0, False, 0), (1.0, True, 16), (2.0, False, 16)], MemoryConfig(burst_ns=5.0))
+    ctrl = run(
+        [(0.0, False, 0), (1.0, True, 16), (2.0, False, 16)], MemoryConfig(burst_ns=5.0, **ISSUE11)
+    )
     fwd = next(r for r in ctrl.done if r.rid == 2)
     assert (fwd.start_ns, fwd.done_ns) == (2.0, 7.0)
     assert ctrl.forwarded == 1

@@ -1,7 +1,7 @@
 """Tri-level MLC phase-change memory (PCM): cells, compression, timing, runs, tier estimate.
 
-Part of the memory layer (DESIGN.md, "Layers"): imports ``engine``, ``errors`` and ``units``
-only. Times in ns, sizes in bytes or bits as named, bandwidth in B/s. docs/pcm.md is the
+Part of the memory layer (DESIGN.md, "Layers"): imports ``engine``, ``errors``, ``units`` and
+the memory seam's ``protocol`` only. Times in ns, sizes in bytes or bits as named, bandwidth in B/s. docs/pcm.md is the
 guide (calibration, results, caveats). The device model lives here; the study built on it
 (scheme comparisons, sweeps, calibration, the gap diagnosis) is ``trainsim.studies.pcm``.
 Modules, bottom up:
@@ -15,7 +15,8 @@ Modules, bottom up:
 - ``timing``: channels x banks, queues, write drain, on the event kernel;
 - ``trace`` and ``core``: open-loop traces (with a text format) and closed-loop ROB cores;
 - ``run``: one run of the model under a scheme, closed loop or open loop; capacity;
-- ``tier``: :class:`MemoryTierEstimate` for the rest of the simulator.
+- ``tier``: :class:`MemoryTierEstimate` for the rest of the simulator, and
+  :func:`pcm_expansion_tier`, the same as a ``memory.protocol.MemoryTier``.
 """
 
 from __future__ import annotations
@@ -27,11 +28,12 @@ from trainsim.memory.pcm.config import (
     PcmConfig,
     ReadConfig,
     ReadMetric,
+    Scheduler,
     Scheme,
     SpareConfig,
 )
 from trainsim.memory.pcm.run import Pool, RunResult
-from trainsim.memory.pcm.tier import MemoryTierEstimate, estimate_tier
+from trainsim.memory.pcm.tier import MemoryTierEstimate, estimate_tier, pcm_expansion_tier
 
 __all__ = [
     "CellConfig",
@@ -43,7 +45,9 @@ __all__ = [
     "ReadConfig",
     "ReadMetric",
     "RunResult",
+    "Scheduler",
     "Scheme",
     "SpareConfig",
     "estimate_tier",
+    "pcm_expansion_tier",
 ]

@@ -16,8 +16,13 @@ Defaults and where they come from (docs/pcm.md has the full table):
   entries of a 9-bit pointer and a replacement bit, plus a full flag, for 512 data bits). A
   stuck-at fault consumes one entry, 10 bits (8-bit pointer to one of 256 cells + a 2-bit
   replacement cell).
-- Memory: 1 channel x 16 banks, 32-entry read and write queues per bank, write drain between
-  watermarks 32 and 16, 64 B bursts of 5 ns (12.8 GB/s, a DDR3-1600 x64 channel).
+- Memory: NVMain's MLC example configuration taken as a whole (``Config/PCM_MLC_example.config``
+  of the NVMain simulator; docs/pcm.md cites each line): 1 channel, 1 rank, 2 banks, its
+  ``MEM_CTL FRFCFS`` controller (one 32-entry transaction queue per channel, reads and writes
+  alike, oldest ready first), write pausing off, 64 B bursts of ``tBURST`` 4 cycles at 400 MHz =
+  10 ns. The FRFCFS-WQF controller its queue lines configure (read / write queues 32 / 32,
+  drain between watermarks 32 and 16) and issue 11's per-bank read-first discipline (16 banks)
+  are options.
 - Core: ROB 128, width 4, 10 misses per kilo-instruction, 3 GHz, 0.5 dirty write-backs per miss.
 """
 
@@ -175,20 +180,62 @@ class SpareConfig:
         return max(0, self.spare_bits - self.faults * self.bits_per_fault)
 
 
+class Scheduler(StrEnum):
+    """How the controller picks the next request for a free bank (``timing`` has the rules).
+
+    ``frfcfs``: NVMain's ``FRFCFS`` controller, one transaction queue per channel, the oldest
+    request whose bank is free; ``frfcfs-wqf``: NVMain's ``FRFCFS-WQF``, channel read and write
+    queues, reads only until the write queue reaches ``drain_high``, then writes only down to
+    ``drain_low``; ``read-first``: issue 11's per-bank queues, reads first, drain per bank.
+    """
+
+    FRFCFS = "frfcfs"
+    FRFCFS_WQF = "frfcfs-wqf"
+    READ_FIRST = "read-first"
+
+
 @dataclass(frozen=True)
 class MemoryConfig:
-    """The memory system: channels x banks, per-bank queues and write-drain watermarks."""
+    """The memory system: channels x banks, the scheduler, its queues and drain watermarks.
+
+    Defaults: NVMain's ``Config/PCM_MLC_example.config`` (module docstring). ``queue`` is the
+    FRFCFS transaction queue per channel (NVMain's ``QueueSize``, 32 unless set; the example
+    sets none); ``read_queue`` / ``write_queue`` / ``drain_*`` are the example's FRFCFS-WQF lines
+    (per channel under ``frfcfs-wqf``, per bank under ``read-first``). ``bank_bytes``: the
+    example's ``ROWS`` 65536 x ``COLS`` 1024 columns of one 64 B burst (``BusWidth`` 64 x 8
+    beats), 4 GiB; two banks make the 8 GiB of eight 8 Gb devices of one rank.
+    """
 
     channels: int = 1
-    banks: int = 16
+    banks: int = 2
     read_queue: int = 32
     write_queue: int = 32
     drain_high: int = 32
     drain_low: int = 16
-    burst_ns: float = 5.0
+    burst_ns: float = 10.0
+    scheduler: Scheduler = Scheduler.FRFCFS
+    queue: int = 32
+    bank_bytes: int = 65536 * 1024 * 64  # ROWS x COLS x 64 B bursts: 4 GiB per bank
+
+    @property
+    def capacity_bytes(self) -> int:
+        """Bytes the memory holds: ``channels * banks * bank_bytes`` (one rank per channel)."""
+        return self.channels * self.banks * self.bank_bytes
 
     def __post_init__(self) -> None:
-        _check_ints(self, ("channels", "banks", "read_queue", "write_queue", "drain_high"), 1)
+        _check_ints(
+            self,
+            ("channels", "banks", "read_queue", "write_queue", "drain_high", "queue", "bank_bytes"),
+            1,
+        )
+        _need(
+            self.scheduler in tuple(Scheduler),
+            "MemoryConfig",
+            "scheduler",
+            self.scheduler,
+            "one of " + ", ".join(repr(s.value) for s in Scheduler),
+        )
+        object.__setattr__(self, "scheduler", Scheduler(self.scheduler))
         _need(
             isinstance(self.drain_low, int) and 0 <= self.drain_low < self.drain_high,
             "MemoryConfig",

@@ -73,6 +73,8 @@ def _run(
     ctrl = Controller(eq, cfg.memory, store)
     drive(eq, ctrl)
     eq.run()
+    ctrl.flush()  # writes an FRFCFS-WQF controller still holds for a drain (NVMain: Drain)
+    eq.run()
     return ctrl, store, eq
 
 

@@ -10,6 +10,11 @@ Latencies in ns (the kernel's tick), bandwidth in B/s, ``access_time`` in second
   (``run.capacity_per_ns``);
 - ``read_latency_ns`` / ``write_latency_ns``: mean latencies of an open-loop Poisson stream at
   ``load`` times that bandwidth (queueing included), from the timing model.
+
+:func:`pcm_expansion_tier` is the contract a memory-expansion model consumes (docs/pcm.md, "For
+the rest of trainsim"): the same estimate as a :class:`~trainsim.memory.protocol.MemoryTier`,
+the description every tier of the memory seam has (latency ns, bandwidth B/s, capacity bytes),
+so a PCM-backed tier can stand where a DRAM-backed one would.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from trainsim.memory.pcm.config import LINE_BYTES, PcmConfig, Scheme
 from trainsim.memory.pcm.run import Pool, capacity_per_ns, run_trace
 from trainsim.memory.pcm.trace import open_loop_trace
 from trainsim.memory.pcm.trilevel import profile_lines
+from trainsim.memory.protocol import MemoryTier
 
 
 @dataclass(frozen=True)
@@ -67,3 +73,32 @@ def estimate_tier(
     return MemoryTierEstimate(
         r.read_latency_ns, r.write_latency_ns, rate * 1e9 * LINE_BYTES, scheme.value, load
     )
+
+
+def pcm_expansion_tier(
+    cfg: PcmConfig | None = None,
+    scheme: Scheme | str = Scheme.TRI,
+    pool: Pool | None = None,
+    *,
+    load: float = 0.5,
+    read_fraction: float = 2 / 3,
+    requests: int = 20_000,
+    capacity_bytes: float | None = None,
+) -> MemoryTier:
+    """A PCM expansion tier under ``scheme`` as the memory seam describes tiers.
+
+    ``latency_ns``: the mean *read* latency at ``load`` (queueing included; writes are posted,
+    so a load waits for reads); ``bandwidth``: the sustainable line bandwidth (B/s);
+    ``capacity``: ``capacity_bytes`` or the memory's own (``MemoryConfig.capacity_bytes``: 8 GiB
+    under the defaults). The name says the scheme and the load, e.g. ``pcm-tri@0.5``.
+    """
+    cfg = cfg or PcmConfig()
+    if capacity_bytes is not None and not capacity_bytes > 0:
+        raise ConfigError(
+            f"got {capacity_bytes!r}, expected a capacity in bytes > 0", field="capacity_bytes"
+        )
+    est = estimate_tier(
+        cfg, scheme, pool, load=load, read_fraction=read_fraction, requests=requests
+    )
+    capacity = float(cfg.memory.capacity_bytes if capacity_bytes is None else capacity_bytes)
+    return MemoryTier(f"pcm-{est.scheme}@{load:g}", est.read_latency_ns, est.bandwidth, capacity)

@@ -1,21 +1,32 @@
-"""Memory timing model of a PCM main memory: channels x banks, per-bank queues, write drain.
+"""Memory timing model of a PCM main memory: channels x banks, a scheduler, queues, write drain.
 
 Part of ``memory/pcm`` (DESIGN.md, "Layers": memory); runs on the event kernel
 (``engine/kernel.py``: time in float ns). Times in ns.
 
 Organisation. Lines are interleaved across channels first, then banks: line ``a`` goes to
-channel ``a % channels`` and bank ``(a // channels) % banks``. Each bank has a read queue and a
-write queue (32 entries each by default); requests that find their queue full wait, in order,
-in an unbounded controller buffer and enter the queue as it drains (their latency counts from
-arrival at the controller).
+channel ``a % channels`` and bank ``(a // channels) % banks``. Requests that find their queue
+full wait, in order, in an unbounded buffer before the controller (NVMain refuses them and the
+cache retries) and enter the queue as it frees; their latency counts from arrival at that
+buffer. Service is non-preemptive (write pausing off): a read never interrupts a write.
 
-Scheduling, per bank, whenever the bank is free (service is non-preemptive: a read never
-interrupts a write in progress):
+Schedulers (``MemoryConfig.scheduler``), applied whenever a bank is free. NVMain's two
+controllers are modelled from their definitions (``MemControl/FRFCFS``, ``MemControl/FRFCFS-WQF``
+and ``src/MemoryController.cpp`` in NVMain) without row buffers: every access senses or programs
+the array, so "first ready" (row-buffer hits first, and the starvation rule that bounds them)
+never applies and the rule reduces to the oldest ready request.
 
-1. Write drain: when the write queue holds ``drain_high`` (32) requests the bank drains writes,
-   oldest first, until ``drain_low`` (16) remain.
-2. Otherwise reads first: the oldest read.
-3. Otherwise, with no read waiting, the oldest write.
+- ``frfcfs`` (NVMain ``FRFCFS``, the default): one transaction queue of ``queue`` (32)
+  requests per channel, reads and writes alike; a free bank takes the oldest queued request for
+  it. A request beyond the 32 waits outside even when its bank is idle.
+- ``frfcfs-wqf`` (NVMain ``FRFCFS-WQF``): a read queue (``read_queue``) and a write queue
+  (``write_queue``) per channel. A drain starts when the write queue holds ``drain_high``
+  requests and ends when ``drain_low`` remain; while draining only writes are scheduled and no
+  write may enter the queue, otherwise only reads (writes wait for the next drain). When
+  :meth:`Controller.flush` is called (the end of a run, NVMain's ``Drain``), writes go whenever
+  the read queue is empty.
+- ``read-first`` (issue 11): per bank a read and a write queue; when the bank's write queue
+  holds ``drain_high`` it drains writes, oldest first, until ``drain_low`` remain; otherwise the
+  oldest read; otherwise, with no read waiting, the oldest write.
 
 A read of a line that has a write waiting in the controller is answered from that write
 (forwarded): it takes one channel burst and no bank time, and sees the new data.
@@ -41,7 +52,7 @@ from numpy.typing import NDArray
 
 from trainsim.engine.kernel import EventQueue
 from trainsim.memory.pcm.cell import Spread
-from trainsim.memory.pcm.config import CellConfig, MemoryConfig
+from trainsim.memory.pcm.config import CellConfig, MemoryConfig, Scheduler
 from trainsim.memory.pcm.trilevel import LineProfiles
 
 
@@ -182,10 +193,21 @@ class LineStore:
 
 
 class _Bank:
-    __slots__ = ("rq", "wq", "rwait", "wwait", "busy", "draining", "busy_ns", "channel", "pending")
+    __slots__ = (
+        "rq",
+        "wq",
+        "rwait",
+        "wwait",
+        "busy",
+        "draining",
+        "busy_ns",
+        "channel",
+        "index",
+        "pending",
+    )
 
-    def __init__(self, channel: int) -> None:
-        self.rq: deque[Request] = deque()
+    def __init__(self, channel: int, index: int) -> None:
+        self.rq: deque[Request] = deque()  # read-first: the bank's own queues
         self.wq: deque[Request] = deque()
         self.rwait: deque[Request] = deque()
         self.wwait: deque[Request] = deque()
@@ -193,7 +215,30 @@ class _Bank:
         self.draining = False
         self.busy_ns = 0.0
         self.channel = channel
+        self.index = index
         self.pending: dict[int, int] = {}  # line -> writes to it waiting in the controller
+
+
+class _Channel:
+    """Channel-wide queues of NVMain's controllers (``frfcfs``: ``rq`` holds everything)."""
+
+    __slots__ = ("rq", "wq", "rwait", "wwait", "draining", "flushing")
+
+    def __init__(self) -> None:
+        self.rq: list[Request] = []  # arrival order; small (32), scanned per pick
+        self.wq: list[Request] = []
+        self.rwait: deque[Request] = deque()
+        self.wwait: deque[Request] = deque()
+        self.draining = False
+        self.flushing = False
+
+
+def _take_oldest(queue: list[Request], bank: int, bank_of: Callable[[int], int]) -> Request | None:
+    """Remove and return the oldest request of ``queue`` for ``bank`` (None if there is none)."""
+    for i, req in enumerate(queue):
+        if bank_of(req.line) == bank:
+            return queue.pop(i)
+    return None
 
 
 class Controller:
@@ -203,11 +248,19 @@ class Controller:
         self.eq = eq
         self.cfg = cfg
         self.service = service
-        self.banks = [_Bank(c) for c in range(cfg.channels) for _ in range(cfg.banks)]
+        self.banks = [
+            _Bank(c, c * cfg.banks + b) for c in range(cfg.channels) for b in range(cfg.banks)
+        ]
+        self.chans = [_Channel() for _ in range(cfg.channels)]
         self.channel_free = [0.0] * cfg.channels
         self.done: list[Request] = []
         self.order: list[Request] = []  # service order, for inspection
         self.forwarded = 0
+        self._pick = {
+            Scheduler.READ_FIRST: self._pick_read_first,
+            Scheduler.FRFCFS: self._pick_frfcfs,
+            Scheduler.FRFCFS_WQF: self._pick_wqf,
+        }[cfg.scheduler]
 
     def bank_of(self, line: int) -> int:
         ch = line % self.cfg.channels
@@ -219,18 +272,95 @@ class Controller:
         bank = self.banks[self.bank_of(req.line)]
         if req.is_write:
             bank.pending[req.line] = bank.pending.get(req.line, 0) + 1
-            (bank.wq if len(bank.wq) < self.cfg.write_queue else bank.wwait).append(req)
         elif req.line in bank.pending:
             self.forwarded += 1
             req.start_ns = self.eq.now
             self._transfer(bank, self._forward_done, req)
             return
-        else:
-            (bank.rq if len(bank.rq) < self.cfg.read_queue else bank.rwait).append(req)
-        if not bank.busy:
-            self._start(bank)
+        if self.cfg.scheduler is Scheduler.READ_FIRST:
+            if req.is_write:
+                (bank.wq if len(bank.wq) < self.cfg.write_queue else bank.wwait).append(req)
+            else:
+                (bank.rq if len(bank.rq) < self.cfg.read_queue else bank.rwait).append(req)
+            if not bank.busy:
+                self._start(bank)
+            return
+        ch = self.chans[bank.channel]
+        (ch.wwait if req.is_write else ch.rwait).append(req)
+        self._admit(ch)
+        self._kick(ch)
 
-    def _start(self, bank: _Bank) -> None:
+    def flush(self) -> None:
+        """No more requests will arrive: let writes held for a drain go (NVMain's ``Drain``)."""
+        for ch in self.chans:
+            ch.flushing = True
+            self._kick(ch)
+
+    # -- NVMain's controllers: channel queues ---------------------------------------------
+
+    def _admit(self, ch: _Channel) -> None:
+        """Move waiting requests into the channel's queues as room (and the drain) allows."""
+        cfg = self.cfg
+        if cfg.scheduler is Scheduler.FRFCFS:
+            # one queue, arrival order across reads and writes
+            while len(ch.rq) < cfg.queue and (ch.rwait or ch.wwait):
+                r = ch.rwait[0] if ch.rwait else None
+                w = ch.wwait[0] if ch.wwait else None
+                take_w = r is None or (w is not None and w.arrival_ns < r.arrival_ns)
+                if take_w:
+                    ch.rq.append(ch.wwait.popleft())
+                else:
+                    ch.rq.append(ch.rwait.popleft())
+            return
+        while ch.rwait and len(ch.rq) < cfg.read_queue:
+            ch.rq.append(ch.rwait.popleft())
+        if not ch.draining:  # during a drain no write can enter the write queue
+            while ch.wwait and len(ch.wq) < cfg.write_queue:
+                ch.wq.append(ch.wwait.popleft())
+        self._update_drain(ch)
+
+    def _update_drain(self, ch: _Channel) -> None:
+        if not ch.draining and len(ch.wq) >= self.cfg.drain_high:
+            ch.draining = True
+        elif ch.draining and len(ch.wq) <= self.cfg.drain_low:
+            ch.draining = False
+            self._admit(ch)  # writes refused during the drain may enter now
+
+    def _kick(self, ch: _Channel) -> None:
+        """Start every idle bank of the channel that has work under the current rules.
+
+        Banks in index order; only those with a queued request are tried (the others would
+        find nothing), so the cost follows the queue (32), not the bank count.
+        """
+        wqf = self.cfg.scheduler is Scheduler.FRFCFS_WQF
+        queue = ch.wq if wqf and (ch.draining or (ch.flushing and not ch.rq)) else ch.rq
+        for index in sorted({self.bank_of(req.line) for req in queue}):
+            bank = self.banks[index]
+            if not bank.busy:
+                self._start(bank)
+
+    def _pick_frfcfs(self, bank: _Bank) -> Request | None:
+        ch = self.chans[bank.channel]
+        req = _take_oldest(ch.rq, bank.index, self.bank_of)
+        if req is not None:
+            self._admit(ch)
+        return req
+
+    def _pick_wqf(self, bank: _Bank) -> Request | None:
+        ch = self.chans[bank.channel]
+        if ch.draining or (ch.flushing and not ch.rq):
+            req = _take_oldest(ch.wq, bank.index, self.bank_of)
+            if req is not None:
+                self._update_drain(ch)
+        else:
+            req = _take_oldest(ch.rq, bank.index, self.bank_of)
+        if req is not None:
+            self._admit(ch)
+        return req
+
+    # -- issue 11's per-bank discipline ---------------------------------------------------
+
+    def _pick_read_first(self, bank: _Bank) -> Request | None:
         cfg = self.cfg
         if bank.draining:
             if len(bank.wq) <= cfg.drain_low:
@@ -241,14 +371,21 @@ class Controller:
             req = bank.wq.popleft()
             if bank.wwait:
                 bank.wq.append(bank.wwait.popleft())
-        elif bank.rq:
+            return req
+        if bank.rq:
             req = bank.rq.popleft()
             if bank.rwait:
                 bank.rq.append(bank.rwait.popleft())
-        else:
+            return req
+        return None
+
+    def _start(self, bank: _Bank) -> None:
+        req = self._pick(bank)
+        if req is None:
             bank.busy = False
             return
         bank.busy = True
+        cfg = self.cfg
         now = self.eq.now
         req.start_ns = now
         self.order.append(req)
@@ -264,6 +401,9 @@ class Controller:
             self.eq.schedule_at(end, self._finish, (bank, req))
         else:
             self.eq.schedule(self.service.read_ns(req), self._sensed, (bank, req))
+        if cfg.scheduler is not Scheduler.READ_FIRST:
+            # the pick may have let a request for an idle bank into the queue, or ended a drain
+            self._kick(self.chans[bank.channel])
 
     def _transfer(self, bank: _Bank, then: Callable[[Any], None], arg: Any) -> None:
         """Move one line over the bank's channel (FCFS), then call ``then(arg)``."""

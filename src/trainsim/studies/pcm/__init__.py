@@ -6,7 +6,8 @@ and compares the schemes against the paper (Rashidi, Jalili and Sarbazi-Azad, TA
 ``trainsim pcm`` prints and plots what it returns. Times in ns.
 
 - ``study``: comparisons, sweeps (spare bits, faults, load, content), the IPC band,
-  calibration, the gap diagnosis.
+  calibration, the gap diagnosis, and the conditions grid (banks x load x qualifying share,
+  issue 23).
 """
 
 from __future__ import annotations
@@ -17,10 +18,12 @@ from trainsim.studies.pcm.study import (
     aging_sweep,
     calibrate,
     compare,
+    conditions,
     diagnose,
     ipc_band,
     load_sweep,
     mix_sweep,
+    qualified_pool,
     spare_sweep,
 )
 
@@ -30,9 +33,11 @@ __all__ = [
     "aging_sweep",
     "calibrate",
     "compare",
+    "conditions",
     "diagnose",
     "ipc_band",
     "load_sweep",
     "mix_sweep",
+    "qualified_pool",
     "spare_sweep",
 ]

@@ -23,6 +23,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from trainsim.errors import ConfigError
 from trainsim.memory.pcm.cell import cell_levels, level_counts
 from trainsim.memory.pcm.config import PcmConfig, Scheme
@@ -255,7 +257,9 @@ def calibrate(
 ) -> Calibration:
     """Calibrate ``cell.relaxed_iterations`` once, against the write figure, closed loop."""
     if not 0 < target < 1:
-        raise ConfigError(f"got {target!r}, expected a write-latency reduction in (0, 1)", field="--target")
+        raise ConfigError(
+            f"got {target!r}, expected a write-latency reduction in (0, 1)", field="--target"
+        )
     red = {}
     for r in candidates:
         c = cfg.replace(**{"cell.relaxed_iterations": r})
@@ -368,3 +372,74 @@ def diagnose(
         model_stall_share=1.0 - b.ipc / cfg.core.width if b.ipc == b.ipc else float("nan"),
         schemes=gaps,
     )
+
+
+def qualified_pool(cfg: PcmConfig, pool: Pool, fraction: float, size: int | None = None) -> Pool:
+    """A pool in which ``fraction`` of the lines qualify for ``tri`` (the rest do not).
+
+    Lines are drawn, deterministically, from ``pool``'s own qualifying and non-qualifying lines
+    (under ``cfg``'s spare bits), so only the share changes, not what a line looks like.
+    """
+    if not 0 <= fraction <= 1:
+        raise ConfigError(f"got {fraction!r}, expected a fraction in [0, 1]", field="fraction")
+    size = size or len(pool.lines)
+    tri = profile_lines(pool.lines, Scheme.TRI, cfg).tri
+    yes, no = np.flatnonzero(tri), np.flatnonzero(~tri)
+    k = int(round(fraction * size))
+    if (k and not yes.size) or (k < size and not no.size):
+        raise ConfigError(
+            f"pool {pool.name!r} has no {'qualifying' if k else 'non-qualifying'} lines to draw",
+            field="fraction",
+        )
+    rows = np.concatenate([np.resize(yes, k), np.resize(no, size - k)])
+    rows = rows[np.random.default_rng(cfg.seed).permutation(size)]
+    return Pool(f"{pool.name}@{fraction:g}", pool.lines[rows])
+
+
+@dataclass(frozen=True)
+class ConditionPoint:
+    """One cell of the conditions grid: banks, the load, the qualifying share, the result.
+
+    ``load``: the open-loop load (fraction of the base scheme's capacity), or ``None`` for the
+    closed-loop cores; ``qualifying``: share of the pool's lines that qualify for ``tri``.
+    """
+
+    banks: int
+    load: float | None
+    qualifying: float
+    comparison: Comparison
+
+    def reductions(self, scheme: str | Scheme = Scheme.TRI) -> tuple[float, float]:
+        """(write, read) latency reductions of ``scheme`` over base."""
+        return self.comparison.reduction(scheme, "write"), self.comparison.reduction(scheme, "read")
+
+    def in_bands(self, scheme: str | Scheme = Scheme.TRI) -> bool:
+        """Whether write and read reductions both land in issue 11's bands."""
+        w, r = self.reductions(scheme)
+        return WRITE_RANGE[0] <= w <= WRITE_RANGE[1] and READ_RANGE[0] <= r <= READ_RANGE[1]
+
+
+def conditions(
+    cfg: PcmConfig,
+    pool: Pool,
+    banks: Sequence[int] = (2, 16),
+    loads: Sequence[float | None] = (None, 0.5, 0.7, 0.9),
+    qualifying: Sequence[float | None] = (None, 0.5, 0.7, 0.9, 1.0),
+    requests: int = 20_000,
+) -> list[ConditionPoint]:
+    """Reductions over banks x load x qualifying share (``None``: the pool as it is).
+
+    A load of ``None`` runs the closed-loop cores; a number, an open-loop trace at that fraction
+    of the base scheme's capacity with these banks.
+    """
+    base_tri = float(profile_lines(pool.lines, Scheme.TRI, cfg).tri.mean())
+    out = []
+    for q in qualifying:
+        p = pool if q is None else qualified_pool(cfg, pool, q)
+        share = base_tri if q is None else q
+        for nb in banks:
+            c = cfg.replace(**{"memory.banks": nb})
+            for load in loads:
+                comp = compare(c, p, load=load, requests=requests)
+                out.append(ConditionPoint(nb, load, share, comp))
+    return out

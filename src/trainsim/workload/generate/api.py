@@ -24,13 +24,8 @@ from trainsim.units import GB
 from trainsim.workload.generate.emitter import ROLE_CODES
 from trainsim.workload.generate.groups import RankLayout
 from trainsim.workload.generate.layered_gen import LayeredGenerator
-from trainsim.workload.generate.memory import (
-    MemoryBreakdown,
-    layer_activation_bytes,
-    zero_model_states,
-)
+from trainsim.workload.generate.memory import MemoryBreakdown, stage_memory
 from trainsim.workload.generate.parallel import Parallelism
-from trainsim.workload.generate.schedule import in_flight
 from trainsim.workload.generate.timer import OpTimer
 from trainsim.workload.generate.transformer_gen import TransformerGenerator
 from trainsim.workload.graph import WorkloadGraph
@@ -182,30 +177,10 @@ def generate(
 
 
 def transformer_memory(gen: TransformerGenerator, stage: int, timer: OpTimer | None = None) -> MemoryBreakdown:
-    """Peak memory of one rank of ``stage`` (bytes): model states (ZeRO paper, §3.1) and
-    activations of the micro-batches in flight (Korthikanti et al. 2022, §4.2.3)."""
-    par, spec = gen.par, gen.spec
-    dense, expert = gen.stage_params(stage)
-    edp = max(1, gen.group_sizes.get("edp", 1))
-    w1, g1, o1 = zero_model_states(dense, par.dp_cp, par.zero, weight_bytes=par.param_bytes, grad_bytes=par.grad_bytes, k=par.optimizer_bytes)
-    w2, g2, o2 = zero_model_states(expert, edp, par.zero, weight_bytes=par.param_bytes, grad_bytes=par.grad_bytes, k=par.optimizer_bytes)
-    kept, work = layer_activation_bytes(spec, par)
-    live_chunks = in_flight(par.schedule if par.pp > 1 or par.virtual_stages > 1 else "1f1b", stage, par.pp, par.microbatches, par.virtual_stages)
-    # layers per chunk of this stage (the largest chunk when they differ: layers_per_chunk)
-    chunk_layers = max(len(gen.chunk_ranges[c * par.pp + stage]) for c in range(par.virtual_stages))
-    activations = kept * chunk_layers * live_chunks
-    transient = work
-    if stage == par.pp - 1:  # fp32 logits of the vocab-parallel cross-entropy
-        transient += 4.0 * gen.shard.tokens * spec.vocab / par.tp
-    if par.zero >= 3:
-        # gathered layers: the one computing and zero3_prefetch ahead; without resharding after
-        # the forward (SHARD_GRAD_OP) every layer of the stage stays gathered until its backward
-        gathered = par.zero3_prefetch + 1 if par.reshard_after_forward else gen.stage_layer_counts[stage]
-        transient += gathered * gen.layer_params() * par.param_bytes
-    if par.cp > 1:  # the gathered keys and values of the whole sequence (Llama 3's all-gather CP)
-        transient += 2 * par.micro_batch * spec.seq * spec.kv_dim / par.tp * par.act_bytes
+    """Peak memory of one rank of ``stage`` (bytes): :func:`~.memory.stage_memory` for the
+    generator's model and strategy, checked against ``timer``'s capacity."""
     capacity = float(getattr(timer, "memory_capacity", 0.0) or 0.0)
-    return MemoryBreakdown(stage, dense + expert, w1 + w2, g1 + g2, o1 + o2, activations, transient, capacity)
+    return stage_memory(gen.spec, gen.par, stage, capacity=capacity, edp=max(1, gen.group_sizes.get("edp", 1)))
 
 
 def _check_fits(memory: Sequence[MemoryBreakdown], timer: OpTimer) -> None:

@@ -121,6 +121,14 @@ class Emitter:
         self.recompute.append(0.0)
         return nid
 
+    def memory(self, name: str, node_type: int, size: int, deps: Sequence[int]) -> int:
+        """A MEM_LOAD or MEM_STORE node of ``size`` bytes to the expanded-memory tier, after
+        ``deps`` only (not chained: it runs beside the rank's compute and communication)."""
+        nid = self.builder.add(self._id(), node_type, name, tensor_size=int(size), data_deps=list(deps))
+        self.roles.append(0)
+        self.recompute.append(0.0)
+        return nid
+
     def recv(self, name: str, size: int, peer: int, tag: int, deps: Sequence[int] = ()) -> int:
         nid = self.builder.add(
             self._id(), NodeType.COMM_RECV_NODE, name, comm_size=int(size), comm_src=peer, comm_tag=tag, data_deps=list(deps)

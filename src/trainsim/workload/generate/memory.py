@@ -19,6 +19,7 @@ with sequence parallelism, ``34 s b h / t`` with SP and selective recomputation,
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 
 from trainsim.workload.generate.parallel import Parallelism
 from trainsim.workload.models.transformer import TransformerSpec
@@ -67,19 +68,89 @@ def activation_terms(spec: TransformerSpec, micro_batch: int, e: int = 2) -> Act
 def layer_activation_bytes(spec: TransformerSpec, par: Parallelism) -> tuple[float, float]:
     """(kept between forward and backward, working set of one layer's backward) per layer per
     micro-batch on one rank, under ``par``'s TP, SP and recomputation."""
-    terms = activation_terms(spec, par.micro_batch, par.act_bytes)
-    if par.cp > 1:  # every saved tensor holds seq / cp tokens (scores: seq / cp query rows)
-        c = float(par.cp)
+    return _layer_activation_bytes(spec, par.micro_batch, par.act_bytes, par.tp, par.sp, par.recompute, par.cp)
+
+
+@lru_cache(maxsize=4096)
+def _layer_activation_bytes(spec: TransformerSpec, micro_batch: int, act_bytes: int, t: int, sp: bool, recompute: str, cp: int = 1) -> tuple[float, float]:
+    terms = activation_terms(spec, micro_batch, act_bytes)
+    if cp > 1:  # every saved tensor holds seq / cp tokens (scores: seq / cp query rows)
+        c = float(cp)
         terms = ActivationTerms(terms.replicated / c, terms.sharded / c, terms.scores / c, terms.layer_input / c)
-    t = par.tp
-    replicated = terms.replicated / t if par.sp else terms.replicated
+    replicated = terms.replicated / t if sp else terms.replicated
     full = replicated + terms.sharded / t + terms.scores / t
-    if par.recompute == "full":
-        kept = terms.layer_input / t if par.sp else terms.layer_input
+    if recompute == "full":
+        kept = terms.layer_input / t if sp else terms.layer_input
         return kept, full
-    if par.recompute == "selective":
+    if recompute == "selective":
         return replicated + terms.sharded / t, terms.scores / t
     return full, 0.0
+
+
+def stage_params(spec: TransformerSpec, par: Parallelism, stage: int) -> tuple[float, float]:
+    """(dense, expert) parameter counts held by one rank of pipeline ``stage``: its layers
+    (TP-sharded; experts split over EP), the embedding on stage 0, the final norm and output
+    layer on the last stage (with tied embeddings and PP > 1, the last stage's copy of the
+    embedding)."""
+    return _stage_params(spec, par.tp, par.pp, par.ep, par.stage_layers(spec.layers)[stage], stage)
+
+
+@lru_cache(maxsize=4096)
+def _stage_params(spec: TransformerSpec, tp: int, pp: int, ep: int, layers: int, stage: int) -> tuple[float, float]:
+    dense = layers * (spec.dense_params_per_layer() / tp)
+    if stage == 0:
+        dense += spec.vocab * spec.hidden / tp + (spec.seq * spec.hidden if spec.learned_positions else 0)
+    if stage == pp - 1:
+        dense += spec.norm_params() + (0 if spec.tied_embeddings else spec.vocab * spec.hidden / tp)
+        if pp > 1 and spec.tied_embeddings:
+            dense += spec.vocab * spec.hidden / tp  # the tied copy of the embedding
+    return dense, layers * (spec.expert_params_per_layer() / ep)
+
+
+def stage_memory(spec: TransformerSpec, par: Parallelism, stage: int, *, capacity: float = 0.0, edp: int = 1) -> MemoryBreakdown:
+    """Peak memory of one rank of ``stage`` (bytes): model states (ZeRO paper, §3.1) and
+    activations of the micro-batches in flight (Korthikanti et al. 2022, §4.2.3); ``edp`` the
+    size of the expert data-parallel group. Needs no generated graph, so a strategy search can
+    check thousands of strategies with the generator's own numbers."""
+    from trainsim.workload.generate.schedule import in_flight
+
+    dense, expert = stage_params(spec, par, stage)
+    w1, g1, o1 = zero_model_states(dense, par.dp_cp, par.zero, weight_bytes=par.param_bytes, grad_bytes=par.grad_bytes, k=par.optimizer_bytes)
+    w2, g2, o2 = zero_model_states(expert, max(1, edp), par.zero, weight_bytes=par.param_bytes, grad_bytes=par.grad_bytes, k=par.optimizer_bytes)
+    kept, work = layer_activation_bytes(spec, par)
+    kind = par.schedule if par.pp > 1 or par.virtual_stages > 1 else "1f1b"
+    live_chunks = in_flight(kind, stage, par.pp, par.microbatches, par.virtual_stages)
+    # layers per chunk of this stage (the largest chunk when they differ: layers_per_chunk)
+    chunks = par.chunk_layers(spec.layers)
+    chunk_layers = max(len(chunks[c * par.pp + stage]) for c in range(par.virtual_stages))
+    activations = kept * chunk_layers * live_chunks
+    transient = work
+    if stage == par.pp - 1:  # fp32 logits of the vocab-parallel cross-entropy (seq / cp tokens)
+        transient += 4.0 * (par.micro_batch * spec.seq // par.cp) * spec.vocab / par.tp
+    if par.zero >= 3:
+        # gathered layers: the one computing and zero3_prefetch ahead; without resharding after
+        # the forward (SHARD_GRAD_OP) every layer of the stage stays gathered until its backward
+        gathered = par.zero3_prefetch + 1 if par.reshard_after_forward else par.stage_layers(spec.layers)[stage]
+        transient += gathered * (spec.dense_params_per_layer() / par.tp) * par.param_bytes
+    if par.cp > 1:  # the gathered keys and values of the whole sequence (Llama 3's all-gather CP)
+        transient += 2 * par.micro_batch * spec.seq * spec.kv_dim / par.tp * par.act_bytes
+    if par.offload_optimizer:
+        return MemoryBreakdown(stage, dense + expert, w1 + w2, g1 + g2, 0.0, activations, transient, capacity, o1 + o2)
+    return MemoryBreakdown(stage, dense + expert, w1 + w2, g1 + g2, o1 + o2, activations, transient, capacity)
+
+
+def check_offload(memory: list[MemoryBreakdown], capacity_per_npu: float, tier: str = "the expanded-memory tier") -> None:
+    """Raise :class:`InfeasibleError` when a rank's offloaded bytes exceed its share of the
+    tier (``capacity_per_npu`` bytes; ``math.inf``: no limit)."""
+    from trainsim.errors import InfeasibleError
+
+    worst = max(memory, key=lambda m: m.offloaded)
+    if worst.offloaded > capacity_per_npu:
+        raise InfeasibleError(
+            f"pipeline stage {worst.stage} offloads {worst.offloaded / 1e9:.2f} GB of optimizer states per NPU "
+            f"but {tier} holds {capacity_per_npu / 1e9:.2f} GB per NPU",
+            hint="raise ZeRO's stage or the data-parallel degree (smaller shards), or give the tier more capacity",
+        )
 
 
 @dataclass
@@ -94,6 +165,7 @@ class MemoryBreakdown:
     activations: float
     transient: float  # working set on top of the saved activations (recompute, logits)
     capacity: float = 0.0
+    offloaded: float = 0.0  # bytes kept in the expanded-memory tier (not in ``total``)
 
     @property
     def total(self) -> float:

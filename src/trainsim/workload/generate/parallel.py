@@ -45,6 +45,11 @@ class Parallelism:
     ``cp`` is the context-parallel degree (Megatron-LM ``--context-parallel-size``): each
     sequence is split over ``cp`` ranks, which exchange keys and values in every attention
     layer; gradients are reduced over the ``dp x cp`` ranks holding the same weights.
+
+    ``offload_optimizer`` keeps the optimizer states (the ``optimizer_bytes`` per parameter of
+    the rank's shard) in the platform's expanded-memory tier instead of HBM: the optimizer
+    step loads them (overlapping the gradient synchronization) and stores them back (ZeRO-Offload,
+    Ren et al. 2021, with the tier in place of host memory).
     """
 
     tp: int = 1
@@ -61,6 +66,7 @@ class Parallelism:
     virtual_stages: int = 1
     order: str = DEFAULT_ORDER
     overlap_grad_reduce: bool = False
+    offload_optimizer: bool = False  # optimizer states in the expanded-memory tier (ZeRO-Offload style, on the device)
     pp_scatter_gather: bool = True  # Megatron SC'21 §4.1: split p2p tensors over TP, all-gather after
     param_bytes: int = 2  # bf16/fp16 parameters
     grad_bytes: int = 2  # gradients as reduced over DP

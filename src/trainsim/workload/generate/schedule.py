@@ -70,7 +70,23 @@ def stage_schedule(kind: str, stage: int, stages: int, microbatches: int, chunks
 
 
 def in_flight(kind: str, stage: int, stages: int, microbatches: int, chunks: int = 1) -> int:
-    """Largest number of (micro-batch, chunk) forwards whose activations a stage holds at once."""
+    """Largest number of (micro-batch, chunk) forwards whose activations a stage holds at once:
+    the warm-up forwards plus the one forward of the steady state (all of them under GPipe),
+    in closed form (``tests/workload/generate/test_schedule_memory.py`` checks it against
+    walking :func:`stage_schedule`)."""
+    if kind == "gpipe":
+        return microbatches
+    if kind == "1f1b":
+        return min(stages - stage, microbatches)
+    if kind == "interleaved":
+        total = microbatches * chunks
+        warmup = total if microbatches == stages else min((stages - stage - 1) * 2 + (chunks - 1) * stages, total)
+        return warmup + 1 if total > warmup else warmup
+    raise ValueError(f"unknown schedule {kind!r}")
+
+
+def in_flight_walked(kind: str, stage: int, stages: int, microbatches: int, chunks: int = 1) -> int:
+    """:func:`in_flight` by walking the schedule (the definition the closed form must meet)."""
     live = peak = 0
     for step in stage_schedule(kind, stage, stages, microbatches, chunks):
         live += 1 if step[0] == "F" else -1

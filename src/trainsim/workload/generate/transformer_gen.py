@@ -38,8 +38,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from trainsim.enums import CommType
+from trainsim.enums import CommType, NodeType
 from trainsim.workload.generate.emitter import NEXT, PREV, RECOMPUTE_PREFIX, Emitter, Template
+from trainsim.workload.generate.memory import stage_params
 from trainsim.workload.generate.parallel import Parallelism
 from trainsim.workload.generate.schedule import stage_schedule
 from trainsim.workload.models.ops import (
@@ -193,17 +194,8 @@ class TransformerGenerator:
         return spec.norm_params() + (0 if spec.tied_embeddings else spec.vocab * spec.hidden / self.par.tp)
 
     def stage_params(self, stage: int) -> tuple[float, float]:
-        """(dense, expert) parameters held by one rank of ``stage``."""
-        par = self.par
-        layers = self.stage_layer_counts[stage]
-        dense = layers * self.layer_params()
-        if stage == 0:
-            dense += self.embedding_params()
-        if stage == par.pp - 1:
-            dense += self.head_params()
-            if par.pp > 1 and self.spec.tied_embeddings:
-                dense += self.spec.vocab * self.spec.hidden / par.tp  # the tied copy of the embedding
-        return dense, layers * self.layer_expert_params()
+        """(dense, expert) parameters held by one rank of ``stage`` (:func:`.memory.stage_params`)."""
+        return stage_params(self.spec, self.par, stage)
 
     # -- programs ----------------------------------------------------------------------------
 
@@ -355,6 +347,7 @@ class TransformerGenerator:
                 em.send(f"{prefix}.send_grad", p2p_size, PREV, self._tag(mb, gchunk, True), tail)
 
         # -- after the last backward: embedding, data-parallel and expert gradient sync -------
+        last_compute = em.tail
         dense, expert = self.stage_params(stage)
         grad_deps: list[int] = []
         if par.pp > 1 and self.spec.tied_embeddings and stage in (0, par.pp - 1):
@@ -375,7 +368,13 @@ class TransformerGenerator:
         shard = par.dp_cp if par.zero >= 1 else 1
         local = dense / shard + expert / (edp_size if par.zero >= 1 else 1)
         opt = Op("optimizer", "optimizer", 10.0 * local, OPTIMIZER_BYTES_PER_PARAM * local, (int(local),))
-        em.compute("optimizer_step", (opt,), grad_deps)
+        if par.offload_optimizer:  # load the states beside the gradient sync, store them after the step
+            states = int(par.optimizer_bytes * local)
+            load = em.memory("optimizer_states_load", NodeType.MEM_LOAD_NODE, states, [last_compute] if last_compute is not None else [])
+            opt_node = em.compute("optimizer_step", (opt,), [*grad_deps, load])
+            em.memory("optimizer_states_store", NodeType.MEM_STORE_NODE, states, [opt_node])
+        else:
+            em.compute("optimizer_step", (opt,), grad_deps)
         if dp_on and par.zero in (1, 2):
             em.collective("param_allgather", CommType.ALL_GATHER, int(dense * par.param_bytes / par.dp_cp), "dp")
         return em.build()

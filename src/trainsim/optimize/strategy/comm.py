@@ -1,0 +1,138 @@
+"""Closed forms of the collectives and sends of a generated step on a platform (DESIGN.md,
+optimize layer: strategy search; the estimate's communication terms).
+
+They price what the simulator does under the congestion-unaware backend (astra-sim-semantics.md
+A1-A2, D5; ``network/analytical.py``, ``collectives/logical.py``, ``endpoint/astra.py``):
+
+- a message of ``b`` bytes between two ranks costs ``hops x latency + b / bandwidth`` on the
+  first network dimension where their coordinates differ, plus the endpoint's insertion delay
+  (``endpoint_delay_ns``; the fixed 10 ns "fast" path for a communicator group's ring);
+- a collective on a communicator group smaller than the machine runs one flat ring over the
+  members in their listed order (ring algorithm, one chunk per step). Ring all-reduce on ``n``
+  members is ``n - 1`` reduce-scatter steps and ``n - 1`` all-gather steps of ``S / n`` bytes;
+  a reduce-scatter step also reduces its ``S / n`` bytes, which costs 3 x ``S / n`` bytes of
+  local memory traffic at ``local_mem_bw`` (read two operands, write one); an all-gather of
+  ``S`` bytes (each rank's input) sends ``S`` bytes in each of its ``n - 1`` steps. A step
+  waits for the message of the step before on the previous member, so the time is the longest
+  chain of ``steps`` consecutive ring edges (one per member as the start);
+- a collective on every rank runs on the network dimensions, one per entry of the system's
+  implementation list for its type (ASTRA-sim's baseline: reduce-scatter dimension by
+  dimension with the size divided by each dimension's members, then all-gather back), ring or
+  direct per dimension.
+
+``tests/optimize/strategy/test_comm.py`` checks every form against a simulation. Sizes in bytes,
+times in seconds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+
+import numpy as np
+
+from trainsim.collectives.algorithms import parse_algorithm
+from trainsim.config.types import Platform
+from trainsim.enums import CommType
+from trainsim.errors import ConfigError
+from trainsim.topology import MultiDimTopology
+
+FAST_PATH_NS = (
+    10.0  # ASTRA-sim MemBus's fixed insertion delay of a group's ring (endpoint/astra.py)
+)
+_REDUCE_TRAFFIC = 3.0  # bytes of local memory traffic per byte reduced (two reads, one write)
+
+AR, AG, RS = int(CommType.ALL_REDUCE), int(CommType.ALL_GATHER), int(CommType.REDUCE_SCATTER)
+
+
+class CommModel:
+    """Prices collectives on member lists and sends between two ranks of one platform."""
+
+    def __init__(self, platform: Platform) -> None:
+        self.platform = platform
+        dims = platform.network.dims
+        self.topology = MultiDimTopology([d.kind for d in dims], [d.size for d in dims])
+        self.npus = platform.network.npus
+        self.latency_s = [d.latency_ns * 1e-9 for d in dims]
+        self.bandwidth = [d.bandwidth for d in dims]
+        self.endpoint_s = platform.system.endpoint_delay_ns * 1e-9
+        self.reduce_bw = platform.system.local_mem_bw
+        self.collective = lru_cache(maxsize=None)(self._collective)
+
+    def edge(self, src: int, dst: int) -> tuple[float, float]:
+        """(fixed seconds, seconds per byte) of one message from ``src`` to ``dst``."""
+        dim = self.topology.first_diff_dim(src, dst)
+        if dim < 0:
+            return 0.0, 0.0
+        return self.topology.hops(dim, src, dst) * self.latency_s[dim], 1.0 / self.bandwidth[dim]
+
+    def send_s(self, src: int, dst: int, nbytes: float) -> float:
+        """One point-to-point message (a pipeline SEND/RECV pair)."""
+        fixed, per_byte = self.edge(src, dst)
+        return self.endpoint_s + fixed + nbytes * per_byte
+
+    def _collective(self, comm_type: int, size: float, members: tuple[int, ...]) -> float:
+        n = len(members)
+        if n <= 1 or size <= 0:
+            return 0.0
+        if n == self.npus:
+            return self._on_dims(comm_type, size)
+        if comm_type == AR:
+            phases = [(n - 1, size / n, True), (n - 1, size / n, False)]
+        elif comm_type == RS:
+            phases = [(n - 1, size / n, True)]
+        elif comm_type == AG:
+            phases = [(n - 1, float(size), False)]
+        else:
+            raise ConfigError(f"no closed form for collective type {comm_type}", field="comm_type")
+        fixed = np.empty(n)
+        per_byte = np.empty(n)
+        for i in range(n):
+            fixed[i], per_byte[i] = self.edge(members[i], members[(i + 1) % n])
+        chains = []
+        for count, chunk, reduce in phases:
+            extra = _REDUCE_TRAFFIC * chunk / self.reduce_bw if reduce else 0.0
+            chains.append((count, FAST_PATH_NS * 1e-9 + fixed + chunk * per_byte + extra))
+        return _longest_chain(chains, n)
+
+    def _on_dims(self, comm_type: int, size: float) -> float:
+        impl = self.platform.system.implementations
+        names = {AR: impl.all_reduce, RS: impl.reduce_scatter, AG: impl.all_gather}.get(comm_type)
+        if names is None:
+            raise ConfigError(f"no closed form for collective type {comm_type}", field="comm_type")
+        dims = self.platform.network.dims
+        used = range(min(len(names), len(dims)))
+        total = 0.0
+        remaining = float(size)
+        phases: list[tuple[int, float]] = []  # (dim, bytes the dimension's phase covers)
+        for d in used:
+            phases.append((d, remaining))
+            remaining /= dims[d].size
+        for d, covered in phases:
+            n = dims[d].size
+            if n <= 1:
+                continue
+            # ring, and every other algorithm priced as ring; direct: one step to all peers
+            steps = 1 if parse_algorithm(names[d]).kind == "direct" else n - 1
+            hop = self.topology.hops(d, 0, self.topology.strides[d])
+            chunk = covered / n if comm_type != AG else covered
+            move = steps * (self.endpoint_s + hop * self.latency_s[d] + chunk / self.bandwidth[d])
+            reduce = (n - 1) * _REDUCE_TRAFFIC * chunk / self.reduce_bw
+            total += {AR: 2 * move + reduce, RS: move + reduce, AG: move}[comm_type]
+        return total
+
+
+def _longest_chain(phases: Sequence[tuple[int, np.ndarray]], n: int) -> float:
+    """Longest sum over ``sum(count)`` consecutive ring edges (phase by phase, each with its own
+    per-edge costs), over every starting member: a ring step waits for the previous member's."""
+    if all(np.ptp(cost) == 0 for _, cost in phases):
+        return float(sum(count * cost[0] for count, cost in phases))
+    best = 0.0
+    for start in range(n):
+        offset = 0
+        total = 0.0
+        for count, cost in phases:
+            total += float(cost[(start + offset + np.arange(count)) % n].sum())
+            offset += count
+        best = max(best, total)
+    return best

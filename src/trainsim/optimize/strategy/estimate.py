@@ -1,0 +1,297 @@
+"""The analytical step estimate of the strategy search (DESIGN.md, optimize layer: strategy
+search). Times in seconds, sizes in bytes.
+
+Per strategy, in closed form from the generator's own programs (``TransformerGenerator``: the
+per-layer forward, backward and recomputation steps with their TP collectives, the embedding
+and head) priced by the same operator timer, and the collectives and sends priced by
+:mod:`.comm` on the platform's per-dimension bandwidths:
+
+- per micro-batch, a stage's forward ``F_s`` and backward ``B_s`` are its layers' compute plus
+  their tensor-parallel collectives (blocking in the generated graph, so exposed in full),
+  plus the embedding on stage 0 and the head on the last stage; under ZeRO-3 each layer waits
+  for its weight all-gather beyond the compute it hides behind (prefetched one layer ahead),
+  and its backward for the gradient reduce-scatter too;
+- pipeline sends: each chunk a micro-batch crosses costs one message plus, with Megatron's
+  scatter/gather (SC'21 §4.1), the receiver's TP all-gather, forward and backward: ``X = 2 v
+  (send + all-gather)`` per micro-batch and stage;
+- the pipeline: ``T_pipe = m max_s(F_s + B_s + X) + (sum_s(F_s + B_s + X) - max_s(...)) / v``:
+  ``m`` micro-batches through the slowest stage plus the fill and drain of the others, shrunk
+  by the ``v`` virtual stages of the interleaved schedule (Narayanan et al. SC'21 §2.2: bubble
+  ``(p - 1) / v`` of a micro-batch's forward and backward; GPipe's bubble is the same,
+  Huang et al. 2019);
+- after its last backward, stage ``s`` (which ends ``s`` chunk-backwards before stage 0) runs
+  the tied-embedding all-reduce, the data-parallel gradient all-reduce (ZeRO-1/2:
+  reduce-scatter, the optimizer step on the shard, the parameter all-gather) and the optimizer
+  step (a memory-bound kernel of 28 bytes per parameter):
+  ``T = max_s(T_pipe - s (B_s / v + send + all-gather) + tail_s)``.
+
+The estimate's error against simulation is measured by the search on the candidates it
+simulates and by ``tests/optimize/strategy/test_estimate.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from trainsim.config.types import Platform
+from trainsim.enums import CommType
+from trainsim.errors import ConfigError
+from trainsim.optimize.strategy.comm import CommModel
+from trainsim.workload.generate import Parallelism
+from trainsim.workload.generate.memory import stage_params
+from trainsim.workload.generate.transformer_gen import (
+    OPTIMIZER_BYTES_PER_PARAM,
+    CollStep,
+    CompStep,
+    TransformerGenerator,
+)
+from trainsim.workload.models.transformer import TransformerSpec
+
+AR, AG, RS = int(CommType.ALL_REDUCE), int(CommType.ALL_GATHER), int(CommType.REDUCE_SCATTER)
+
+
+@dataclass(frozen=True)
+class Pass:
+    """One program of the generator for one micro-batch: compute seconds and its TP collectives."""
+
+    compute_s: float
+    collectives: tuple[tuple[int, int], ...]  # (comm type, bytes), on the TP group
+    tp_s: float  # those collectives' seconds on the TP group of ranks 0 .. TP-1
+
+
+@dataclass(frozen=True)
+class Blocks:
+    """The passes of one (TP, SP, micro-batch, recomputation) choice."""
+
+    layer_fwd: Pass
+    layer_bwd: Pass  # recomputation included
+    emb_fwd: Pass
+    emb_bwd: Pass
+    head_fwd: Pass
+    head_bwd: Pass
+    recompute_s: float  # recomputed compute per layer backward
+    p2p_bytes: int
+    p2p_gather: bool
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """The estimated step and where it goes (the busiest stage's view)."""
+
+    step_s: float
+    compute_s: float
+    tp_s: float
+    p2p_s: float
+    bubble_s: float
+    dp_s: float
+
+
+class StepEstimator:
+    """Estimates the step of dense-transformer strategies on one platform and device."""
+
+    def __init__(
+        self, spec: TransformerSpec, timer: object, platform: Platform, precision: str = "bf16"
+    ) -> None:
+        self.spec = spec
+        self.timer = timer
+        self.precision = precision
+        self.comm = CommModel(platform)
+        self._blocks: dict[tuple[int, bool, int, str], Blocks] = {}
+        self._op_s: dict[object, float] = {}
+        self._tails: dict[tuple[int, ...], float] = {}
+
+    def _op_time(self, op: object) -> float:
+        t = self._op_s.get(op)
+        if t is None:
+            t = float(self.timer.op_time(op.kind, op.flops, op.nbytes, op.shape, self.precision))  # type: ignore[attr-defined]
+            self._op_s[op] = t
+        return t
+
+    def _pass(self, steps: Sequence[object], tp: int) -> Pass:
+        compute = 0.0
+        colls: list[tuple[int, int]] = []
+        for step in steps:
+            if isinstance(step, CompStep):
+                compute += sum(self._op_time(op) for op in step.ops)
+            elif isinstance(step, CollStep) and step.role == "tp" and tp > 1:
+                colls.append((step.comm_type, step.size))
+        members = tuple(range(tp))
+        return Pass(
+            compute, tuple(colls), sum(self.comm.collective(t, size, members) for t, size in colls)
+        )
+
+    def blocks(self, tp: int, sp: bool, micro_batch: int, recompute: str) -> Blocks:
+        key = (tp, sp, micro_batch, recompute)
+        hit = self._blocks.get(key)
+        if hit is not None:
+            return hit
+        par = Parallelism(tp=tp, sp=sp, micro_batch=micro_batch, recompute=recompute)  # type: ignore[arg-type]
+        gen = TransformerGenerator(self.spec, par, None)
+        bwd_steps = ([*gen.block_recompute] if recompute == "full" else []) + [*gen.block_bwd]
+        recompute_s = sum(
+            self._op_time(op)
+            for s in bwd_steps
+            if isinstance(s, CompStep)
+            for op in s.ops
+            if op.name.startswith("recompute")
+        )
+        size, gather = gen.p2p_bytes()
+        hit = Blocks(
+            self._pass(gen.block_fwd, tp),
+            self._pass(bwd_steps, tp),
+            self._pass(gen.emb_fwd, tp),
+            self._pass(gen.emb_bwd, tp),
+            self._pass(gen.head_fwd, tp),
+            self._pass(gen.head_bwd, tp),
+            recompute_s,
+            size,
+            gather,
+        )
+        self._blocks[key] = hit
+        return hit
+
+    @staticmethod
+    def _tp_s(p: Pass, members: tuple[int, ...]) -> float:
+        return p.tp_s
+
+    def estimate(self, par: Parallelism) -> Estimate:
+        spec = self.spec
+        tp, pp, dp, v, m = par.tp, par.pp, par.dp, par.virtual_stages, par.microbatches
+        b = self.blocks(tp, par.sp, par.micro_batch, par.recompute)
+        tp_group = tuple(range(tp))
+        stride = tp * dp  # ranks between pipeline stages (order tp-cp-ep-dp-pp)
+        layers = spec.layers // pp
+        f_tp = self._tp_s(b.layer_fwd, tp_group)
+        b_tp = self._tp_s(b.layer_bwd, tp_group)
+        f_layer = b.layer_fwd.compute_s + f_tp
+        b_layer = b.layer_bwd.compute_s + b_tp
+        zero3 = par.zero >= 3 and dp > 1
+        dp_group = tuple(d * tp for d in range(dp))
+        layer_params = spec.dense_params_per_layer() / tp
+        if zero3:
+            ag = self.comm.collective(AG, int(layer_params * par.param_bytes / dp), dp_group)
+            rs = self.comm.collective(RS, int(layer_params * par.grad_bytes), dp_group)
+            f_layer += max(0.0, ag - b.layer_fwd.compute_s)
+            b_layer += max(0.0, ag + rs - b.layer_bwd.compute_s)
+        send = gather = 0.0
+        if pp > 1:
+            send = self.comm.send_s(0, stride, b.p2p_bytes)
+            gather = self.comm.collective(AG, b.p2p_bytes, tp_group) if b.p2p_gather else 0.0
+        crossing = send + gather
+        busy: list[float] = []
+        compute: list[float] = []
+        tp_exposed: list[float] = []
+        for s in range(pp):
+            f = layers * f_layer
+            bw = layers * b_layer
+            c = layers * (b.layer_fwd.compute_s + b.layer_bwd.compute_s)
+            t = layers * (f_tp + b_tp)
+            if s == 0:
+                f += b.emb_fwd.compute_s + self._tp_s(b.emb_fwd, tp_group)
+                bw += b.emb_bwd.compute_s + self._tp_s(b.emb_bwd, tp_group)
+                c += b.emb_fwd.compute_s + b.emb_bwd.compute_s
+                t += self._tp_s(b.emb_fwd, tp_group) + self._tp_s(b.emb_bwd, tp_group)
+            if s == pp - 1:
+                f += b.head_fwd.compute_s + self._tp_s(b.head_fwd, tp_group)
+                bw += b.head_bwd.compute_s + self._tp_s(b.head_bwd, tp_group)
+                c += b.head_fwd.compute_s + b.head_bwd.compute_s
+                t += self._tp_s(b.head_fwd, tp_group) + self._tp_s(b.head_bwd, tp_group)
+            x = 2 * v * crossing if pp > 1 else 0.0
+            busy.append(f + bw + x)
+            compute.append(c)
+            tp_exposed.append(t)
+        slowest = max(range(pp), key=busy.__getitem__)
+        pipe = m * busy[slowest] + (sum(busy) - busy[slowest]) / v
+        step = 0.0
+        tails: dict[int, float] = {}
+        for s in sorted({0, pp - 1}):
+            tail = self._tail(
+                par, s, dp_group if s == 0 else tuple(r + s * stride for r in dp_group), s * stride
+            )
+            drain = s * (
+                (busy[s] - 2 * v * crossing) / 2 / v + crossing
+            )  # backward from stage s to 0
+            tails[s] = tail
+            step = max(step, pipe - drain + tail)
+        return Estimate(
+            step_s=step,
+            compute_s=m * compute[slowest],
+            tp_s=m * tp_exposed[slowest],
+            p2p_s=m * 2 * v * crossing if pp > 1 else 0.0,
+            bubble_s=pipe - m * busy[slowest],
+            dp_s=step - pipe,
+        )
+
+    def _tail(
+        self, par: Parallelism, stage: int, dp_group: tuple[int, ...], first_rank: int
+    ) -> float:
+        """Seconds from a stage's last backward to its end: gradient synchronization and the
+        optimizer step (the generator's ``stage_template`` epilogue); cached per degrees."""
+        key = (
+            stage,
+            par.tp,
+            par.pp,
+            par.dp,
+            par.virtual_stages,
+            par.zero,
+            int(par.offload_optimizer),
+        )
+        hit = self._tails.get(key)
+        if hit is None:
+            hit = self._tails[key] = self._tail_s(par, stage, dp_group)
+        return hit
+
+    def _tail_s(self, par: Parallelism, stage: int, dp_group: tuple[int, ...]) -> float:
+        spec, dp = self.spec, par.dp
+        dense, _ = stage_params(spec, par, stage)
+        sync = 0.0
+        if par.pp > 1 and spec.tied_embeddings and stage in (0, par.pp - 1):
+            emb = int(spec.vocab * spec.hidden / par.tp * par.grad_bytes)
+            sync += self.comm.collective(AR, emb, (0, (par.pp - 1) * par.tp * dp))
+        zero3 = par.zero >= 3 and dp > 1
+        if dp > 1 and not zero3:
+            kind = RS if par.zero else AR
+            sync += self.comm.collective(kind, int(dense * par.grad_bytes), dp_group)
+        elif zero3:
+            rest = dense - spec.layers // par.chunks * par.virtual_stages * (
+                spec.dense_params_per_layer() / par.tp
+            )
+            if rest > 0:
+                sync += self.comm.collective(RS, int(rest * par.grad_bytes), dp_group)
+        local = dense / (dp if par.zero >= 1 else 1)
+        optimizer = float(
+            self.timer.op_time(  # type: ignore[attr-defined]
+                "optimizer",
+                10.0 * local,
+                OPTIMIZER_BYTES_PER_PARAM * local,
+                (int(local),),
+                self.precision,
+            )  # type: ignore[attr-defined]
+        )
+        gather = (
+            self.comm.collective(AG, int(dense * par.param_bytes / dp), dp_group)
+            if dp > 1 and par.zero in (1, 2)
+            else 0.0
+        )
+        if par.offload_optimizer:  # load beside the sync, store beside the parameter all-gather
+            access = self.tier_access_s(int(par.optimizer_bytes * local), par.world)
+            return max(sync, access) + optimizer + max(access, gather)
+        return sync + optimizer + gather
+
+    def tier_access_s(self, nbytes: int, world: int) -> float:
+        """One NPU's access of ``nbytes`` to the expanded-memory tier when every NPU makes the
+        same access at once (``memory/remote.py``: ``latency + bytes / bandwidth`` each; a
+        node's NPUs queue on one server per node, a pool's on one in all)."""
+        mem = self.comm.platform.memory
+        if mem.mode == "NO_MEMORY_EXPANSION" or mem.bandwidth <= 0:
+            raise ConfigError(
+                "offloading needs an expanded-memory tier: the platform's memory section has mode none",
+                field="memory.mode",
+            )
+        one = mem.latency_ns * 1e-9 + nbytes / mem.bandwidth
+        if mem.mode == "PER_NODE_MEMORY_EXPANSION":
+            return one * min(mem.npus_per_node, world)
+        if mem.mode == "MEMORY_POOL":
+            return one * world
+        return one
