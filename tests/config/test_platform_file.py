@@ -247,7 +247,7 @@ def test_json_schema_describes_the_file():
     schema = platform_json_schema()
     assert schema["$schema"].endswith("2020-12/schema")
     assert schema["required"] == ["network"]
-    assert set(schema["properties"]) == {"compat", "network", "system", "memory", "comm_groups", "endpoint", "backends"}
+    assert set(schema["properties"]) == {"compat", "network", "system", "memory", "comm_groups", "endpoint", "backends", "devices"}
     endpoint = schema["properties"]["endpoint"]["anyOf"][0]["oneOf"]
     assert {"$ref": "#/$defs/AstraEndpointConfig"} in endpoint
     astra = schema["$defs"]["AstraEndpointConfig"]

@@ -28,6 +28,8 @@ from trainsim.units import GB, human_time, precise_time
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from trainsim.compute import DeviceSpec
+    from trainsim.config.types import Platform
     from trainsim.report.breakdown import RankBreakdown
     from trainsim.system.symmetry.replica import GeneratedRun
     from trainsim.workload.generate import GeneratedWorkload
@@ -45,6 +47,28 @@ def _sizes(text: str | None) -> tuple[int, ...] | None:
     return sizes
 
 
+def _device(name: str | None, platform: Platform | None) -> DeviceSpec:
+    """``--device``: a device of the platform file or of the built-in table; without it the
+    platform's only device, else the A100."""
+    from trainsim.compute import get_device
+
+    own = platform.devices if platform is not None else {}
+    if name is None:
+        if len(own) == 1:
+            return next(iter(own.values()))  # type: ignore[no-any-return]
+        name = "A100"
+    return get_device(name, own)
+
+
+def _stage_layers(text: str | None, option: str = "--layers-per-stage") -> tuple[int, ...]:
+    if not text:
+        return ()
+    try:
+        return tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        raise ConfigError(f"{text!r} is not a list of integers like 7,8,8,7", field=option) from None
+
+
 @app.command("generate")
 def generate_command(
     model: str = typer.Argument(..., help="Zoo model name (e.g. gpt3-175b, llama3-70b, resnet50) or a Hugging Face config.json."),
@@ -56,6 +80,11 @@ def generate_command(
     pp: int = typer.Option(1, "--pp", help="Pipeline-parallel degree."),
     dp: int = typer.Option(1, "--dp", help="Data-parallel degree."),
     ep: int = typer.Option(1, "--ep", help="Expert-parallel degree (divides DP)."),
+    cp: int = typer.Option(1, "--cp", help="Context-parallel degree (sequence split over CP ranks; K/V all-gathered per layer)."),
+    first_stage_layers: int = typer.Option(0, "--first-stage-layers", help="Layers on the first pipeline stage (0 = as the others); the middle stages share the rest evenly."),
+    last_stage_layers: int = typer.Option(0, "--last-stage-layers", help="Layers on the last pipeline stage (0 = as the others)."),
+    layers_per_stage: str | None = typer.Option(None, "--layers-per-stage", help="Layers of every pipeline stage, e.g. 7,8,8,7."),
+    layers_per_chunk: str | None = typer.Option(None, "--layers-per-chunk", help="Interleaved: layers of every model chunk (PP x virtual stages, chunk c of stage s at c x PP + s)."),
     sp: bool = typer.Option(False, "--sp/--no-sp", help="Sequence parallelism (with TP)."),
     zero: int = typer.Option(0, "--zero", help="ZeRO stage 0-3."),
     fsdp: bool = typer.Option(False, "--fsdp", help="FSDP full sharding (generated as ZeRO-3)."),
@@ -66,7 +95,7 @@ def generate_command(
     virtual_stages: int = typer.Option(1, "--virtual-stages", help="Model chunks per rank (interleaved schedule)."),
     order: str = typer.Option("tp-cp-ep-dp-pp", "--order", help="Rank order of the groups, innermost first."),
     seq: int = typer.Option(0, "--seq", help="Sequence length (0 = the model's)."),
-    device: str = typer.Option("A100", "--device", help="Device for compute times and the memory check."),
+    device: str | None = typer.Option(None, "--device", help="Device for compute times and the memory check: a built-in one or one of the platform file's devices (default: the platform's only device, else A100)."),
     kernel_times: Path | None = typer.Option(None, "--kernel-times", help="YAML of measured kernel times overriding the roofline."),
     network_dims: str | None = typer.Option(None, "--network-dims", help="Network dimension sizes, e.g. 8,128: sets involved_dim."),
     overlap_grad_reduce: bool = typer.Option(False, "--overlap-grad-reduce", help="Reduce each layer's gradients right after its last backward."),
@@ -119,6 +148,11 @@ def generate_command(
         pp=pp,
         dp=dp,
         ep=ep,
+        cp=cp,
+        first_stage_layers=first_stage_layers,
+        last_stage_layers=last_stage_layers,
+        layers_per_stage=_stage_layers(layers_per_stage),
+        layers_per_chunk=_stage_layers(layers_per_chunk, "--layers-per-chunk"),
         sp=sp,
         zero=zero,
         fsdp=fsdp,
@@ -132,7 +166,7 @@ def generate_command(
         granularity=granularity,  # type: ignore[arg-type]
         offload_optimizer=offload_optimizer,
     )
-    timer = OperatorTimer(device, overrides=load_kernel_times(kernel_times) if kernel_times else None)
+    timer = OperatorTimer(_device(device, platform), overrides=load_kernel_times(kernel_times) if kernel_times else None)
     workload = generate(spec, par, timer, network_sizes=sizes, check_memory=memory_check)
     if offload_optimizer and platform is not None:
         from trainsim.workload.generate.memory import check_offload
@@ -189,7 +223,7 @@ def generate_command(
 
         write_output(json_path, dumps(summary) + "\n", "--json")
     if not quiet:
-        _print(workload, spec.name, par.world, device)
+        _print(workload, spec.name, par.world, timer.name)
         from trainsim.cli.console import stdout_console
 
         console = stdout_console()

@@ -23,6 +23,7 @@ Units: FLOP, bytes, seconds, FLOP/s, B/s.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
@@ -129,14 +130,18 @@ _ALIASES = {
 }
 
 
-def get_device(name: str) -> DeviceSpec:
-    """Look up a shipped device by name (case-insensitive; ``A100``, ``H100``, ``TPUv4``...)."""
+def get_device(name: str, extra: Mapping[str, DeviceSpec] | None = None) -> DeviceSpec:
+    """Look up a device by name (case-insensitive; ``A100``, ``H100``, ``TPUv4``...): first in
+    ``extra`` (a platform file's ``devices:``), then in the shipped table."""
+    for own, spec in (extra or {}).items():
+        if own.strip().upper() == name.strip().upper():
+            return spec
     key = name.strip().upper().replace(" ", "")
     key = _ALIASES.get(key, key)
     table = device_table()
     if key not in table:
         raise ConfigError(
-            f"unknown device {name!r}; known devices: {', '.join(d.name for d in table.values())}",
+            f"unknown device {name!r}; known devices: {', '.join([*(extra or {}), *(d.name for d in table.values())])}",
             field="device",
         )
     return table[key]

@@ -35,7 +35,7 @@ from trainsim.config.astra import cross_check, parse_comm_groups
 from trainsim.config.checks import did_you_mean, show
 from trainsim.config.files import load_yaml_mapping, read_text, yaml_line
 from trainsim.config.knobs import check_system
-from trainsim.config.platform_models import MEMORY_MODES, FabricModel, PlatformModel
+from trainsim.config.platform_models import MEMORY_MODES, DeviceModel, FabricModel, PlatformModel
 from trainsim.config.types import (
     CollectiveImpl,
     DimSpec,
@@ -226,9 +226,53 @@ def _to_platform(m: PlatformModel, file: str, endpoint: EndpointSpec | None) -> 
         compat=m.compat,
         endpoint=endpoint,
         backend_options=_backend_options(m.backends, file),
+        devices=_devices(m.devices, file),
     )
     cross_check(platform, native=True)
     return platform
+
+
+def _devices(models: dict[str, DeviceModel], file: str) -> dict[str, Any]:
+    """The file's devices as ``DeviceSpec`` (SI units), each from its base device if it names one."""
+    from dataclasses import replace
+
+    from trainsim.compute.devices import DeviceSpec, Efficiency, get_device
+
+    out: dict[str, Any] = {}
+    for name, d in models.items():
+        base = None
+        if d.base is not None:
+            try:
+                base = get_device(d.base)
+            except ConfigError as exc:
+                raise ConfigError(str(exc), file=file, field=f"devices.{name}.base") from None
+        peaks = dict(base.peak_flops) if base else {}
+        peaks.update({k: v * TFLOPS for k, v in (d.peak_tflops or {}).items()})
+        eff = base.efficiency if base else Efficiency()
+        if d.efficiency is not None:
+            eff = replace(eff, **{k: v for k, v in d.efficiency.model_dump().items() if v is not None})
+        out[name] = DeviceSpec(
+            name=name,
+            peak_flops=peaks,
+            hbm_bandwidth=d.hbm_bandwidth_gbps * GBPS if d.hbm_bandwidth_gbps is not None else base.hbm_bandwidth,  # type: ignore[union-attr]
+            hbm_capacity=d.hbm_capacity_gb * 1e9 if d.hbm_capacity_gb is not None else base.hbm_capacity,  # type: ignore[union-attr]
+            vendor=d.vendor or (base.vendor if base else ""),
+            efficiency=eff,
+        )
+    return out
+
+
+def _devices_dict(devices: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {
+        name: {
+            "vendor": spec.vendor,
+            "peak_tflops": {k: _in_unit(v, TFLOPS) for k, v in spec.peak_flops.items()},
+            "hbm_bandwidth_gbps": _in_unit(spec.hbm_bandwidth, GBPS),
+            "hbm_capacity_gb": spec.hbm_capacity / 1e9,
+            "efficiency": {k: float(v) for k, v in vars(spec.efficiency).items()},
+        }
+        for name, spec in devices.items()
+    }
 
 
 def _backend_options(sections: dict[str, dict[str, Any]], file: str) -> dict[str, Any]:
@@ -348,6 +392,7 @@ def platform_to_dict(p: Platform) -> dict[str, Any]:
         "comm_groups": {gid: list(members) for gid, members in p.comm_groups.items()},
         **({"endpoint": _endpoint_dict(p.endpoint)} if p.endpoint is not None else {}),
         **({"backends": _backends_dict(p.backend_options)} if p.backend_options else {}),
+        **({"devices": _devices_dict(p.devices)} if p.devices else {}),
     }
 
 

@@ -259,6 +259,42 @@ class MemoryModel(_Model):
         return self
 
 
+Fraction = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]
+
+
+class EfficiencyModel(_Model):
+    """Achievable fractions of a device's nominal ceilings (``compute/devices.py``,
+    ``Efficiency``); a key left out keeps the base device's (or the default) value."""
+
+    gemm: Fraction | None = Field(default=None, description="Large dense GEMMs, fraction of the tensor peak")
+    attention: Fraction | None = Field(default=None, description="Batched score/context GEMMs")
+    flash_attention: Fraction | None = Field(default=None, description="Fused attention kernels")
+    memory: Fraction | None = Field(default=None, description="Streaming kernels, fraction of HBM bandwidth")
+    sustained: Fraction | None = Field(default=None, description="Fraction of the benchmarked math throughput kept up in training")
+    gemm_half_size: NonNeg | None = Field(default=None, description="GEMM size term: efficiency halves at min dimension = this")
+    kernel_overhead_s: NonNeg | None = Field(default=None, description="Fixed seconds per kernel")
+
+
+class DeviceModel(_Model):
+    """An accelerator defined in the platform file: a built-in one (``base``) with changes, or
+    a new one with its dense peaks, HBM bandwidth and capacity."""
+
+    base: str | None = Field(default=None, description="A built-in device to start from (A100, H100, H200, B200, ...)")
+    vendor: str = ""
+    peak_tflops: dict[str, Positive] | None = Field(default=None, description="Dense peak TFLOP/s per precision, e.g. {bf16: 989.5}")
+    hbm_bandwidth_gbps: GBps | None = Field(default=None, description="HBM bandwidth, GB/s (or with its unit, '3.35 TB/s')")
+    hbm_capacity_gb: Positive | None = Field(default=None, description="HBM capacity, GB (1e9 B)")
+    efficiency: EfficiencyModel | None = None
+
+    @model_validator(mode="after")
+    def _complete(self) -> DeviceModel:
+        if self.base is None:
+            missing = [k for k in ("peak_tflops", "hbm_bandwidth_gbps", "hbm_capacity_gb") if getattr(self, k) is None]
+            if missing:
+                raise ValueError(f"a device without base needs {', '.join(missing)}")
+        return self
+
+
 class PlatformModel(_Model):
     """trainsim's native platform file: network, system, memory, communicator groups, endpoint."""
 
@@ -284,6 +320,11 @@ class PlatformModel(_Model):
         default_factory=dict,
         description="Network backend name -> that backend's own parameters (each backend "
         "validates its section; `trainsim run --help` lists the backends)",
+    )
+    devices: dict[str, DeviceModel] = Field(
+        default_factory=dict,
+        description="Accelerators of this platform by name (used by `trainsim generate --device NAME`), "
+        "beside the built-in table",
     )
 
     @model_validator(mode="before")

@@ -217,3 +217,5 @@ class Platform:
     backend_options: dict[str, Any] = field(default_factory=dict)
     """Backend name -> its validated ``backends:`` section (``network/registry.py``)."""
     endpoint: EndpointSpec | None = None
+    devices: dict[str, Any] = field(default_factory=dict)
+    """Device name -> ``trainsim.compute.devices.DeviceSpec`` from the file's ``devices:``."""

@@ -50,7 +50,7 @@ from trainsim.system.result import NodeTimeline
 
 COMM_CATEGORIES = ("tp_comm", "dp_comm", "other_comm")
 """Categories of collectives when roles are known; :attr:`NodeRoles.comm` indexes this."""
-ROLE_CATEGORY = {"tp": "tp_comm", "dp": "dp_comm", "edp": "dp_comm", "ep": "other_comm", "emb": "other_comm", "": "other_comm"}
+ROLE_CATEGORY = {"tp": "tp_comm", "dp": "dp_comm", "edp": "dp_comm", "ep": "other_comm", "emb": "other_comm", "cp": "other_comm", "": "other_comm"}
 """The category of a collective on a generated group of each role (``emitter.ROLE_CODES``)."""
 
 # display order (the attribution's precedence is _PRECEDENCE)

@@ -26,6 +26,7 @@ METRICS = ("makespan_s", "finish_min_s", "compute_mean_s", "comm_mean_s", "expos
 PARALLELISM_KEYS = (
     "tp", "pp", "dp", "ep", "sp", "zero", "fsdp", "recompute", "micro_batch", "global_batch",
     "schedule", "virtual_stages", "order", "overlap_grad_reduce", "granularity", "offload_optimizer",
+    "cp", "first_stage_layers", "last_stage_layers", "zero3_prefetch", "reshard_after_forward",
 )  # fmt: skip
 """Keys of a ``generate`` workload that are :class:`~trainsim.workload.generate.Parallelism` fields."""
 
@@ -146,14 +147,14 @@ def evaluate(document: dict[str, Any]) -> tuple[str, dict[str, Any], str | None]
 def _generated_step(platform: Any, args: dict[str, Any], backend: str) -> tuple[float, Sequence[Any], int, Sequence[WorkloadGraph]]:
     """Generate a ``generate`` workload for ``platform`` and simulate one step: (makespan s,
     per-rank results, events, the rank graphs). The ranks of a replica slice stand for all."""
-    from trainsim.compute import OperatorTimer
+    from trainsim.compute import OperatorTimer, get_device
     from trainsim.system.symmetry.replica import simulate_generated
     from trainsim.workload.generate import Parallelism, generate
     from trainsim.workload.models import get_model
 
     spec = get_model(str(args["model"]), seq=int(args["seq"]) if args.get("seq") else None)
     par = Parallelism(**{k: args[k] for k in PARALLELISM_KEYS if k in args})
-    timer = OperatorTimer(str(args.get("device", "A100")))
+    timer = OperatorTimer(get_device(str(args.get("device", "A100")), getattr(platform, "devices", None)))
     workload = generate(spec, par, timer, network_sizes=platform.network.sizes, check_memory=bool(args.get("memory_check", True)))
     if par.offload_optimizer:
         from trainsim.workload.generate.memory import check_offload

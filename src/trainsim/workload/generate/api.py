@@ -126,16 +126,18 @@ def generate(
             total *= int(s)
         if total != par.world:
             raise ConfigError(
-                f"the network has {total} NPUs ({' x '.join(str(s) for s in network_sizes)}) but TP x PP x DP = {par.world}",
+                f"the network has {total} NPUs ({' x '.join(str(s) for s in network_sizes)}) but TP x {'CP x ' if par.cp > 1 else ''}PP x DP = {par.world}",
                 field="network",
             )
     _check_host_memory(par.world, 0)
     if isinstance(model, LayeredModel):
+        if par.cp > 1:
+            raise ConfigError(f"context parallelism splits a transformer's sequence; {model.name} is not one", field="cp")
         return LayeredGenerator(model, par, timer).generate(network_sizes, check_memory=check_memory)
     if not isinstance(model, TransformerSpec):
         raise ConfigError(f"cannot generate a workload for {type(model).__name__}", field="model")
     layout = RankLayout(par, tied_embeddings=model.tied_embeddings, expert_groups=model.is_moe)
-    sizes = {role: layout.group_size(role) for role in ("tp", "dp", "ep", "edp", "emb")}
+    sizes = {role: layout.group_size(role) for role in ("tp", "dp", "ep", "edp", "emb", "cp")}
     gen = TransformerGenerator(model, par, timer, groups=sizes)
     memory = [transformer_memory(gen, stage, timer) for stage in range(par.pp)]
     if check_memory and timer is not None:
@@ -143,7 +145,7 @@ def generate(
     templates = [gen.stage_template(stage) for stage in range(par.pp)]
     _check_host_memory(par.world, max(len(t.graph) for t in templates))
     graphs: list[WorkloadGraph] = []
-    roles = ("tp", "dp", "ep", "edp", "emb")
+    roles = ("tp", "dp", "ep", "edp", "emb", "cp")
     for rank in range(par.world):
         stage = layout.stage_of(rank)
         ids = {r: layout.pg_name(r, rank) for r in roles}

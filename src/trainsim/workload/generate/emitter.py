@@ -25,7 +25,7 @@ from trainsim.workload.models.ops import Op
 
 PREV = -10  # peer code: the previous pipeline stage (cyclic)
 NEXT = -11  # peer code: the next pipeline stage (cyclic)
-ROLE_CODES = {"": 0, "tp": 1, "dp": 2, "ep": 3, "edp": 4, "emb": 5}
+ROLE_CODES = {"": 0, "tp": 1, "dp": 2, "ep": 3, "edp": 4, "emb": 5, "cp": 6}
 ROLE_NAMES = tuple(ROLE_CODES)
 RECOMPUTE_PREFIX = "recompute."  # name prefix of the ops that recompute activations
 

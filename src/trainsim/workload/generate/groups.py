@@ -6,7 +6,9 @@ order is configurable. Each rank has coordinates ``tp, cp, ep, edp, pp`` where `
 ``edp`` together form its data-parallel index ``dp = ep + EP x edp``.
 
 Groups per role (member lists ordered by the varying coordinate):
-``tp`` (same cp, ep, edp, pp), ``dp`` (same tp, cp, pp), ``ep`` (same tp, cp, edp, pp),
+``tp`` (same cp, ep, edp, pp), ``cp`` (same tp, ep, edp, pp), ``dp`` (same tp, pp: the ranks
+holding the same weights, data- x context-parallel, Megatron's ``dp-cp`` group over which
+gradients are reduced), ``ep`` (same tp, cp, edp, pp),
 ``edp`` (ranks holding the same experts: same ep, cp, pp; experts are not TP-sharded), ``emb``
 (first and last pipeline stage, for the tied-embedding gradient all-reduce).
 
@@ -25,12 +27,13 @@ import numpy as np
 from trainsim.errors import ConfigError
 from trainsim.workload.generate.parallel import Parallelism
 
-ROLES = ("tp", "dp", "ep", "edp", "emb")
+ROLES = ("tp", "dp", "ep", "edp", "emb", "cp")
 _COORDS = ("tp", "cp", "ep", "edp", "pp")
 # coordinates that stay fixed within a group of each role
 _FIXED = {
     "tp": ("cp", "ep", "edp", "pp"),
-    "dp": ("tp", "cp", "pp"),
+    "dp": ("tp", "pp"),  # with CP: the dp x cp ranks of the same weights
+    "cp": ("tp", "ep", "edp", "pp"),
     "ep": ("tp", "cp", "edp", "pp"),
     "edp": ("cp", "ep", "pp"),
     "emb": ("tp", "cp", "ep", "edp"),
@@ -42,7 +45,7 @@ class RankLayout:
 
     def __init__(self, par: Parallelism, *, tied_embeddings: bool = True, expert_groups: bool = False) -> None:
         self.par = par
-        sizes = {"tp": par.tp, "cp": 1, "ep": par.ep, "edp": par.dp // par.ep, "pp": par.pp}
+        sizes = {"tp": par.tp, "cp": par.cp, "ep": par.ep, "edp": par.dp // par.ep, "pp": par.pp}
         self.sizes = sizes
         world = par.world
         ranks = np.arange(world, dtype=np.int64)
@@ -76,6 +79,8 @@ class RankLayout:
             wanted += ["ep", "edp"]
         if par.pp > 1 and tied_embeddings:
             wanted.append("emb")
+        if par.cp > 1:
+            wanted.append("cp")
         for role in wanted:
             self._make_groups(role)
         self._ids: dict[tuple[str, int], str] = {}
@@ -106,7 +111,7 @@ class RankLayout:
         varying = [c for c in _COORDS if c not in fixed]
         sort_key = np.zeros(self.world, dtype=np.int64)
         mult = 1
-        for name in varying if role != "dp" else ("ep", "edp"):
+        for name in varying if role != "dp" else ("cp", "ep", "edp"):
             sort_key += coords[name] * mult
             mult *= self.sizes[name]
         idx = np.flatnonzero(member_mask)

@@ -68,12 +68,15 @@ def activation_terms(spec: TransformerSpec, micro_batch: int, e: int = 2) -> Act
 def layer_activation_bytes(spec: TransformerSpec, par: Parallelism) -> tuple[float, float]:
     """(kept between forward and backward, working set of one layer's backward) per layer per
     micro-batch on one rank, under ``par``'s TP, SP and recomputation."""
-    return _layer_activation_bytes(spec, par.micro_batch, par.act_bytes, par.tp, par.sp, par.recompute)
+    return _layer_activation_bytes(spec, par.micro_batch, par.act_bytes, par.tp, par.sp, par.recompute, par.cp)
 
 
 @lru_cache(maxsize=4096)
-def _layer_activation_bytes(spec: TransformerSpec, micro_batch: int, act_bytes: int, t: int, sp: bool, recompute: str) -> tuple[float, float]:
+def _layer_activation_bytes(spec: TransformerSpec, micro_batch: int, act_bytes: int, t: int, sp: bool, recompute: str, cp: int = 1) -> tuple[float, float]:
     terms = activation_terms(spec, micro_batch, act_bytes)
+    if cp > 1:  # every saved tensor holds seq / cp tokens (scores: seq / cp query rows)
+        c = float(cp)
+        terms = ActivationTerms(terms.replicated / c, terms.sharded / c, terms.scores / c, terms.layer_input / c)
     replicated = terms.replicated / t if sp else terms.replicated
     full = replicated + terms.sharded / t + terms.scores / t
     if recompute == "full":
@@ -89,12 +92,11 @@ def stage_params(spec: TransformerSpec, par: Parallelism, stage: int) -> tuple[f
     (TP-sharded; experts split over EP), the embedding on stage 0, the final norm and output
     layer on the last stage (with tied embeddings and PP > 1, the last stage's copy of the
     embedding)."""
-    return _stage_params(spec, par.tp, par.pp, par.ep, par.virtual_stages, stage)
+    return _stage_params(spec, par.tp, par.pp, par.ep, par.stage_layers(spec.layers)[stage], stage)
 
 
 @lru_cache(maxsize=4096)
-def _stage_params(spec: TransformerSpec, tp: int, pp: int, ep: int, virtual_stages: int, stage: int) -> tuple[float, float]:
-    layers = spec.layers // (pp * virtual_stages) * virtual_stages
+def _stage_params(spec: TransformerSpec, tp: int, pp: int, ep: int, layers: int, stage: int) -> tuple[float, float]:
     dense = layers * (spec.dense_params_per_layer() / tp)
     if stage == 0:
         dense += spec.vocab * spec.hidden / tp + (spec.seq * spec.hidden if spec.learned_positions else 0)
@@ -113,17 +115,25 @@ def stage_memory(spec: TransformerSpec, par: Parallelism, stage: int, *, capacit
     from trainsim.workload.generate.schedule import in_flight
 
     dense, expert = stage_params(spec, par, stage)
-    w1, g1, o1 = zero_model_states(dense, par.dp, par.zero, weight_bytes=par.param_bytes, grad_bytes=par.grad_bytes, k=par.optimizer_bytes)
+    w1, g1, o1 = zero_model_states(dense, par.dp_cp, par.zero, weight_bytes=par.param_bytes, grad_bytes=par.grad_bytes, k=par.optimizer_bytes)
     w2, g2, o2 = zero_model_states(expert, max(1, edp), par.zero, weight_bytes=par.param_bytes, grad_bytes=par.grad_bytes, k=par.optimizer_bytes)
     kept, work = layer_activation_bytes(spec, par)
     kind = par.schedule if par.pp > 1 or par.virtual_stages > 1 else "1f1b"
     live_chunks = in_flight(kind, stage, par.pp, par.microbatches, par.virtual_stages)
-    activations = kept * (spec.layers // par.chunks) * live_chunks
+    # layers per chunk of this stage (the largest chunk when they differ: layers_per_chunk)
+    chunks = par.chunk_layers(spec.layers)
+    chunk_layers = max(len(chunks[c * par.pp + stage]) for c in range(par.virtual_stages))
+    activations = kept * chunk_layers * live_chunks
     transient = work
-    if stage == par.pp - 1:  # fp32 logits of the vocab-parallel cross-entropy
-        transient += 4.0 * (par.micro_batch * spec.seq) * spec.vocab / par.tp
-    if par.zero >= 3:  # two layers gathered at once (current + prefetched)
-        transient += 2 * (spec.dense_params_per_layer() / par.tp) * par.param_bytes
+    if stage == par.pp - 1:  # fp32 logits of the vocab-parallel cross-entropy (seq / cp tokens)
+        transient += 4.0 * (par.micro_batch * spec.seq // par.cp) * spec.vocab / par.tp
+    if par.zero >= 3:
+        # gathered layers: the one computing and zero3_prefetch ahead; without resharding after
+        # the forward (SHARD_GRAD_OP) every layer of the stage stays gathered until its backward
+        gathered = par.zero3_prefetch + 1 if par.reshard_after_forward else par.stage_layers(spec.layers)[stage]
+        transient += gathered * (spec.dense_params_per_layer() / par.tp) * par.param_bytes
+    if par.cp > 1:  # the gathered keys and values of the whole sequence (Llama 3's all-gather CP)
+        transient += 2 * par.micro_batch * spec.seq * spec.kv_dim / par.tp * par.act_bytes
     if par.offload_optimizer:
         return MemoryBreakdown(stage, dense + expert, w1 + w2, g1 + g2, 0.0, activations, transient, capacity, o1 + o2)
     return MemoryBreakdown(stage, dense + expert, w1 + w2, g1 + g2, o1 + o2, activations, transient, capacity)

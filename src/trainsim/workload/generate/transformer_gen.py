@@ -8,6 +8,10 @@ forward or backward program, compiled once from :mod:`trainsim.workload.models.o
 - compute between two communication points is one COMP node (``granularity="block"``) or one
   node per operator (``"op"``); its duration is the sum of the timer's operator times, and
   ``num_ops``/``tensor_size`` are the summed FLOPs and bytes (for ASTRA-sim's roofline mode);
+- context parallelism: each rank holds ``seq / cp`` tokens; per layer and pass an all-gather
+  of K and V over the CP group (reduce-scatter of their gradients backward), blocking;
+- pipelines may split layers unevenly (``Parallelism.chunk_layers``: first/last stage counts,
+  per-stage or per-chunk lists);
 - tensor-parallel collectives block the next compute (Megatron-LM: 2 all-reduces per block per
   pass, or reduce-scatter/all-gather with SP); expert all-to-alls likewise;
 - recomputation: ``full`` re-runs each layer's forward (with its collectives) before its
@@ -19,9 +23,12 @@ forward or backward program, compiled once from :mod:`trainsim.workload.models.o
   data-parallel gradient all-reduce (ZeRO-1/2: reduce-scatter, then the optimizer step on the
   shard and an all-gather of the updated weights), expert gradients over the expert-DP group;
   ``overlap_grad_reduce`` issues each layer's reduction right after its last backward instead;
-- ZeRO-3/FSDP: per layer and pass, an all-gather of the layer's weights, prefetched one layer
-  ahead, and after each backward a reduce-scatter of its gradients (Rajbhandari et al. 2020,
-  §5.3; PyTorch FSDP, Zhao et al. 2023, §3.2).
+- ZeRO-3/FSDP: per layer and pass of every micro-batch, an all-gather of the layer's weights,
+  and after each backward a reduce-scatter of its gradients (Rajbhandari et al. 2020, §5.3;
+  PyTorch FSDP, Zhao et al. 2023, §3.2-3.4); the gathers of the next ``zero3_prefetch`` layers
+  are issued when a layer starts (after the compute before it: a bounded prefetch), all of
+  them queued on one stream per rank in issue order; ``reshard_after_forward=False`` (FSDP
+  SHARD_GRAD_OP) keeps the forward's gathered weights for the backward.
 
 Sizes in bytes, times in seconds.
 """
@@ -143,13 +150,14 @@ class TransformerGenerator:
     """Builds the stage templates of one (model, strategy) pair."""
 
     def __init__(self, spec: TransformerSpec, par: Parallelism, timer: object | None, *, groups: dict[str, int] | None = None) -> None:
-        par.check_transformer(spec.heads, spec.kv_heads, spec.ffn, spec.layers, spec.experts)
+        par.check_transformer(spec.heads, spec.kv_heads, spec.ffn, spec.layers, spec.experts, spec.seq)
         self.spec = spec
         self.par = par
         self.timer = timer
         self.group_sizes = groups or {}
-        self.shard = Shard(par.micro_batch, spec.seq, par.tp, par.sp, par.ep, par.act_bytes)
-        self.layers_per_chunk = spec.layers // par.chunks
+        self.shard = Shard(par.micro_batch, spec.seq, par.tp, par.sp, par.ep, par.act_bytes, par.cp)
+        self.chunk_ranges = par.chunk_layers(spec.layers)  # layers of each global chunk
+        self.stage_layer_counts = par.stage_layers(spec.layers)
         self.n_global_chunks = par.chunks
         zero3 = par.zero >= 3
         self.keep_markers = zero3 or par.overlap_grad_reduce
@@ -197,8 +205,7 @@ class TransformerGenerator:
         cached = self._programs.get(key)
         if cached is not None:
             return cached
-        first_layer = gchunk * self.layers_per_chunk
-        layers = range(first_layer, first_layer + self.layers_per_chunk)
+        layers = self.chunk_ranges[gchunk]
         steps: list[Step] = []
         recompute_full = self.par.recompute == "full"
         if direction == "fwd":
@@ -254,37 +261,40 @@ class TransformerGenerator:
                 last_bwd[chunk] = mb
         p2p_size, gather = self.p2p_bytes()
         tp_on = par.tp > 1
-        zero3 = par.zero >= 3 and par.dp > 1
-        dp_on = par.dp > 1
+        zero3 = par.zero >= 3 and par.dp_cp > 1
+        dp_on = par.dp_cp > 1
         edp_size = self.group_sizes.get("edp", 1)
         overlap = par.overlap_grad_reduce and dp_on and not zero3
         grad_coll = CommType.REDUCE_SCATTER if par.zero >= 1 else CommType.ALL_REDUCE
         layer_grad = self.layer_params() * par.grad_bytes
-        layer_w_shard = self.layer_params() * par.param_bytes / par.dp
+        layer_w_shard = self.layer_params() * par.param_bytes / par.dp_cp
         expert_grad = self.layer_expert_params() * par.grad_bytes
         ag_ids: dict[tuple[str, int, int], int] = {}
-        last_ag: list[int | None] = [None]
+        dp_stream: list[int | None] = [None]  # the last ZeRO-3 collective on the DP group
+        gather_bwd = par.reshard_after_forward
+
+        def dp_collective(name: str, ctype: int, size: int, deps: list[int], *, chained: bool = False) -> int:
+            """A ZeRO-3 collective on the DP group, queued behind the previous one: one NCCL
+            stream per process group (PyTorch ProcessGroupNCCL), so gathers and reduce-scatters
+            of a rank run one at a time, in issue order."""
+            stream = [dp_stream[0]] if dp_stream[0] is not None else []
+            nid = em.collective(name, ctype, size, "dp", deps + stream, chained=chained)
+            dp_stream[0] = nid
+            return nid
 
         def issue_ag(direction: str, mb: int, layer: int, chunk_layers: range) -> None:
+            """All-gather ``layer``'s weights, issued now: after the compute emitted so far
+            (the layers before the one starting), which bounds the prefetch."""
             if layer not in chunk_layers or (direction, mb, layer) in ag_ids:
                 return
-            nid = em.collective(
-                f"mb{mb}.L{layer}.{direction}.zero3_allgather",
-                CommType.ALL_GATHER,
-                int(layer_w_shard),
-                "dp",
-                [last_ag[0]] if last_ag[0] is not None else [],
-                chained=False,
-            )
-            ag_ids[(direction, mb, layer)] = nid
-            last_ag[0] = nid
+            gate = [em.tail] if em.tail is not None else []
+            ag_ids[(direction, mb, layer)] = dp_collective(f"mb{mb}.L{layer}.{direction}.zero3_allgather", CommType.ALL_GATHER, int(layer_w_shard), gate)
 
         pending: list[int] = []
         for kind, mb, chunk in schedule:
             gchunk = chunk * par.pp + stage
             direction = "fwd" if kind == "F" else "bwd"
-            first_layer = gchunk * self.layers_per_chunk
-            chunk_layers = range(first_layer, first_layer + self.layers_per_chunk)
+            chunk_layers = self.chunk_ranges[gchunk]
             prefix = f"mb{mb}" + (f".c{chunk}" if v > 1 else "")
             # receive the input of this pass
             if kind == "F" and gchunk > 0:
@@ -302,16 +312,18 @@ class TransformerGenerator:
             steps = self.program(gchunk, direction)
             for step in steps:
                 if isinstance(step, Marker):
-                    if zero3 and step.what == "start":
+                    if zero3 and step.what == "start" and (direction == "fwd" or gather_bwd):
+                        # the layer's gather, and those of the next zero3_prefetch layers of
+                        # the pass, issued when the layer starts (FSDP: limit_all_gathers and
+                        # BACKWARD_PRE prefetch; DeepSpeed: the prefetch bucket)
                         order = list(chunk_layers) if direction == "fwd" else list(reversed(chunk_layers))
                         i = order.index(step.layer)
-                        issue_ag(direction, mb, step.layer, chunk_layers)
+                        for ahead in order[i : i + 1 + par.zero3_prefetch]:
+                            issue_ag(direction, mb, ahead, chunk_layers)
                         pending.append(ag_ids[(direction, mb, step.layer)])
-                        if i + 1 < len(order):
-                            issue_ag(direction, mb, order[i + 1], chunk_layers)
                     elif step.what == "done" and direction == "bwd":
                         if zero3:
-                            em.collective(f"{prefix}.L{step.layer}.zero3_grad_reducescatter", CommType.REDUCE_SCATTER, int(layer_grad), "dp", [em.tail] if em.tail is not None else [], chained=False)
+                            dp_collective(f"{prefix}.L{step.layer}.zero3_grad_reducescatter", CommType.REDUCE_SCATTER, int(layer_grad), [em.tail] if em.tail is not None else [])
                         elif overlap and mb == last_bwd[chunk]:
                             em.collective(f"L{step.layer}.grad_{'reducescatter' if par.zero else 'allreduce'}", grad_coll, int(layer_grad), "dp", [em.tail] if em.tail is not None else [], chained=False)
                         if (zero3 or overlap and mb == last_bwd[chunk]) and expert_grad and edp_size > 1:
@@ -323,7 +335,7 @@ class TransformerGenerator:
                 else:
                     if step.role == "tp" and not tp_on:
                         continue
-                    if step.role == "ep" and self.group_sizes.get("ep", 1) <= 1:
+                    if step.role in ("ep", "cp") and self.group_sizes.get(step.role, 1) <= 1:
                         continue
                     em.collective(f"{prefix}.{step.name}", step.comm_type, step.size, step.role, pending)
                     pending = []
@@ -344,16 +356,16 @@ class TransformerGenerator:
         if dp_on and not zero3 and not overlap:
             grad_deps.append(em.collective(f"grad_{'reducescatter' if par.zero else 'allreduce'}", grad_coll, int(dense * par.grad_bytes), "dp"))
         elif dp_on and not zero3:
-            rest = dense - self.layers_per_chunk * v * self.layer_params()  # embedding / head
+            rest = dense - self.stage_layer_counts[stage] * self.layer_params()  # embedding / head
             if rest > 0:
                 grad_deps.append(em.collective(f"grad_{'reducescatter' if par.zero else 'allreduce'}.rest", grad_coll, int(rest * par.grad_bytes), "dp"))
         elif zero3:
-            rest = dense - self.layers_per_chunk * v * self.layer_params()
+            rest = dense - self.stage_layer_counts[stage] * self.layer_params()
             if rest > 0:
-                grad_deps.append(em.collective("zero3_grad_reducescatter.rest", CommType.REDUCE_SCATTER, int(rest * par.grad_bytes), "dp"))
+                grad_deps.append(dp_collective("zero3_grad_reducescatter.rest", CommType.REDUCE_SCATTER, int(rest * par.grad_bytes), [], chained=True))
         if expert and edp_size > 1 and not (zero3 or overlap):
             grad_deps.append(em.collective("expert_grad_allreduce", grad_coll, int(expert * par.grad_bytes), "edp"))
-        shard = par.dp if par.zero >= 1 else 1
+        shard = par.dp_cp if par.zero >= 1 else 1
         local = dense / shard + expert / (edp_size if par.zero >= 1 else 1)
         opt = Op("optimizer", "optimizer", 10.0 * local, OPTIMIZER_BYTES_PER_PARAM * local, (int(local),))
         if par.offload_optimizer:  # load the states beside the gradient sync, store them after the step
@@ -364,7 +376,7 @@ class TransformerGenerator:
         else:
             em.compute("optimizer_step", (opt,), grad_deps)
         if dp_on and par.zero in (1, 2):
-            em.collective("param_allgather", CommType.ALL_GATHER, int(dense * par.param_bytes / par.dp), "dp")
+            em.collective("param_allgather", CommType.ALL_GATHER, int(dense * par.param_bytes / par.dp_cp), "dp")
         return em.build()
 
 

@@ -87,7 +87,8 @@ Item = Op | Comm
 @dataclass(frozen=True)
 class Shard:
     """How one rank holds a micro-batch: ``micro_batch`` sequences of ``seq`` tokens, tensor
-    parallel degree ``tp`` (sequence parallel if ``sp``), expert parallel degree ``ep``."""
+    parallel degree ``tp`` (sequence parallel if ``sp``), expert parallel degree ``ep``,
+    context parallel degree ``cp`` (each rank holds ``seq / cp`` tokens of every sequence)."""
 
     micro_batch: int
     seq: int
@@ -95,10 +96,16 @@ class Shard:
     sp: bool = False
     ep: int = 1
     act_bytes: int = 2
+    cp: int = 1
+
+    @property
+    def local_seq(self) -> int:
+        """Tokens of each sequence on this rank (``seq / cp``)."""
+        return self.seq // self.cp
 
     @property
     def tokens(self) -> int:
-        return self.micro_batch * self.seq
+        return self.micro_batch * self.local_seq
 
     @property
     def sp_tokens(self) -> int:
@@ -155,22 +162,43 @@ def _residual(name: str, spec: TransformerSpec, tokens: int, e: int) -> Op:
 
 def attention_ops(spec: TransformerSpec, sh: Shard) -> list[Op]:
     """The attention core of one rank (``heads/tp`` heads): scores, softmax, dropout, context;
-    or one fused kernel when ``spec.fused_attention`` (causal: half the score tiles)."""
+    or one fused kernel when ``spec.fused_attention`` (causal: half the score tiles).
+
+    With context parallelism the rank's ``seq / cp`` queries attend to all ``seq`` keys and
+    values (gathered, :func:`block_items`); under a causal mask Megatron gives each rank two of
+    ``2 cp`` sequence chunks, ``i`` and ``2 cp - 1 - i``, so every rank does ``1 / cp`` of the
+    masked work (``get_batch_on_this_cp_rank``, megatron/training/utils.py)."""
     b, s, d, e = sh.micro_batch, sh.seq, spec.head_dim, sh.act_bytes
+    q = sh.local_seq
     heads = spec.heads // sh.tp
-    kv = max(1, spec.kv_heads // sh.tp)
+    kv = spec.kv_heads // sh.tp  # TP divides the key/value heads (Parallelism.check_transformer)
     t = sh.tokens
-    qkv_bytes = float(e * t * d * (heads + 2 * kv))
+    kv_tokens = b * s  # keys and values of the whole sequence (gathered over CP)
+    q_bytes = float(e * t * d * heads)
+    kv_bytes = float(e * kv_tokens * d * 2 * kv)
     if spec.fused_attention:
-        flops = 4.0 * b * heads * s * s * d * 0.5
-        return [Op("flash_attn", "flash_attention", flops, qkv_bytes + e * t * heads * d, (b * heads, s, d), core=True)]
-    scores = b * heads * s * s
+        flops = 4.0 * b * heads * q * s * d * 0.5
+        return [Op("flash_attn", "flash_attention", flops, q_bytes + kv_bytes + e * t * heads * d, (b * heads, q, d), core=True)]
+    scores = b * heads * q * s
     return [
-        Op("attn_scores", "attention", 2.0 * scores * d, float(e * (t * d * (heads + kv) + scores)), (s, s, d), core=True),
+        Op("attn_scores", "attention", 2.0 * scores * d, float(e * (t * d * heads + kv_tokens * d * kv + scores)), (q, s, d), core=True),
         Op("softmax", "softmax", 5.0 * scores, float(2 * e * scores), (scores,), core=True),
         Op("attn_dropout", "elementwise", float(scores), float(scores * (2 * e + 1)), (scores,), core=True),
-        Op("attn_context", "attention", 2.0 * scores * d, float(e * (scores + t * d * (heads + kv))), (s, d, s), core=True),
+        Op("attn_context", "attention", 2.0 * scores * d, float(e * (scores + kv_tokens * d * kv + t * d * heads)), (q, d, s), core=True),
     ]
+
+
+def cp_exchange(spec: TransformerSpec, sh: Shard) -> list[Item]:
+    """Context parallelism's key/value exchange in one attention layer, all-gather based as in
+    Llama 3 (Dubey et al. 2024, §3.3.2: "we first all-gather the key (K) and value (V) tensors,
+    and then compute attention output for the local query (Q) tensor chunk"; Transformer Engine
+    ``cp_comm_type="all_gather"``): forward, an all-gather over the CP group of this rank's K
+    and V (``2 x tokens x kv_heads/tp x head_dim`` elements); backward, a reduce-scatter of
+    their gradients (the whole ``cp`` times larger buffer)."""
+    if sh.cp == 1:
+        return []
+    local = 2 * sh.tokens * (spec.kv_dim // sh.tp) * sh.act_bytes
+    return [Comm("cp_kv", "cp", CommType.ALL_GATHER, local, CommType.REDUCE_SCATTER, local * sh.cp)]
 
 
 def block_items(spec: TransformerSpec, sh: Shard) -> list[Item]:
@@ -181,6 +209,7 @@ def block_items(spec: TransformerSpec, sh: Shard) -> list[Item]:
     items += _tp_entry("attn_in", sh, h)
     items.append(_gemm("qkv", t, (spec.q_dim + 2 * spec.kv_dim) // tp, h, e))
     items += _sp_regather("qkv_regather", sh, h)
+    items += cp_exchange(spec, sh)
     items += attention_ops(spec, sh)
     items.append(_gemm("attn_proj", t, h, spec.q_dim // tp, e))
     items += _tp_exit("attn_out", sh, h)

@@ -1,0 +1,40 @@
+"""The replica slice with context parallelism: one data-parallel replica (every TP x CP x PP
+rank of DP index 0) plus the dp x cp gradient reductions run alone gives the full run's
+per-rank results."""
+
+import pytest
+
+from trainsim.compute import OperatorTimer
+from trainsim.system.api import simulate
+from trainsim.system.symmetry.replica import simulate_generated, simulate_replica
+from trainsim.workload.generate import Parallelism, generate
+
+from .test_replica import _platform, _shrunk_1_7b
+
+
+@pytest.mark.parametrize(
+    ("tp", "cp", "pp", "dp", "sizes", "extra"),
+    [
+        (2, 2, 2, 2, (4, 4), {}),
+        (1, 2, 2, 4, (4, 4), {"zero": 1}),
+        (2, 2, 1, 2, (8,), {"sp": True}),
+    ],
+)
+def test_slice_equals_full_with_cp(tp, cp, pp, dp, sizes, extra):
+    par = Parallelism(tp=tp, cp=cp, pp=pp, dp=dp, micro_batch=1, global_batch=4 * dp, recompute="full", **extra)
+    w = generate(_shrunk_1_7b(), par, OperatorTimer("A100"), network_sizes=sizes)
+    platform = w.platform(_platform(sizes))
+    full = simulate(platform, w.graphs)
+    sliced = simulate_replica(platform, w)
+    assert sliced.makespan_s == pytest.approx(full.makespan_s, rel=1e-12)
+    assert sliced.ranks_simulated <= tp * cp * pp
+    unmirrored = simulate_replica(platform, w, mirror=False)
+    assert unmirrored.rank_results() == sliced.rank_results()
+    for got in sliced.rank_results():
+        want = full.ranks[got.rank]
+        for name in ("finish_s", "compute_s", "comm_s", "exposed_comm_s"):
+            assert getattr(got, name) == pytest.approx(getattr(want, name), rel=1e-9, abs=1e-12), name
+    run = simulate_generated(_platform(sizes), w)
+    assert run.mode == "replica slice"
+    for got, want in zip(run.result.ranks, full.ranks, strict=True):
+        assert got.finish_s == pytest.approx(want.finish_s, rel=1e-9, abs=1e-12)
