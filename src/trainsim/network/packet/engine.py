@@ -184,6 +184,7 @@ class PacketEngine:
         self._rng = random.Random(opts.seed)
         self._ecn = [opts.ecn_thresholds(b * 8) for b in graph.bandwidth]
         self._fid = 0
+        self._loss: dict[int, int] = {}
         self.active = 0
         self._rto_on = not opts.pfc
         self._active_qps: set[QueuePair] = set()
@@ -372,8 +373,17 @@ class PacketEngine:
 
     # -- switching --------------------------------------------------------------------------
 
+    def lose(self, link: int, packets: int = 1) -> None:
+        """Fault injection: the next ``packets`` data packets that cross ``link`` are lost
+        (counted as drops), e.g. to exercise go-back-N where PFC prevents every drop."""
+        self._loss[link] = self._loss.get(link, 0) + packets
+
     def _arrive(self, pkt: Packet) -> None:
         link = pkt.route[pkt.hop]
+        if self._loss and pkt.kind == DATA and self._loss.get(link):
+            self._loss[link] -= 1
+            self._drop()
+            return
         if pkt.kind == PFC:
             self._pfc_frame(pkt)
             return
