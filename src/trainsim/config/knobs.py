@@ -45,12 +45,7 @@ def _knob_problem(knob: _Knob, value: Any) -> str | None:
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             return "an integer >= 1 (dimension queues per network dimension)"
         return None
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or not math.isfinite(value)
-        or value <= 0
-    ):
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
         return "a finite number > 0 (a scale factor; 1 leaves the run unchanged)"
     return None
 
@@ -65,15 +60,11 @@ def with_knobs(platform: Platform, **values: Any) -> Platform:
     for attr, value in changes.items():
         if attr == "rendezvous":
             if not isinstance(value, bool):
-                raise ConfigError(
-                    f"got {value!r}; expected true or false", field="--rendezvous-protocol"
-                )
+                raise ConfigError(f"got {value!r}; expected true or false", field="--rendezvous-protocol")
             continue
         knob = known.get(attr)
         if knob is None:
-            raise ConfigError(
-                f"unknown system knob {attr!r}; expected one of {', '.join([*known, 'rendezvous'])}"
-            )
+            raise ConfigError(f"unknown system knob {attr!r}; expected one of {', '.join([*known, 'rendezvous'])}")
         problem = _knob_problem(knob, value)
         if problem:
             raise ConfigError(f"got {value!r}; expected {problem}", field=knob.flag)
@@ -111,9 +102,7 @@ def check_system(system: SystemSpec, *, file: str | None = None, names: str = "s
                 "astra": (astra_key, "1", "0"),
                 "native": (native_key, "true", "false"),
             }.get(names, (native_key.removeprefix("system."), "True", "False"))
-            raise ConfigError(
-                f"got {value}; {why}; expected {off}", file=file, field=key, hint=hint
-            )
+            raise ConfigError(f"got {value}; {why}; expected {off}", file=file, field=key, hint=hint)
     for knob in KNOBS:
         value = getattr(system, knob.attr)
         problem = _knob_problem(knob, value)

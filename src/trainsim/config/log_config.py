@@ -63,29 +63,13 @@ ASTRA_PATTERN = "[%Y-%m-%dT%T%z] [%L] <%n>: %v"
 """The pattern ASTRA-sim sets on every logger (``LoggerFactory::init_default_components``)."""
 _ROTATE_BYTES = 10 * 1024 * 1024
 _ROTATE_FILES = 10
-_SHORT = {
-    TRACE: "T",
-    logging.DEBUG: "D",
-    logging.INFO: "I",
-    logging.WARNING: "W",
-    logging.ERROR: "E",
-    logging.CRITICAL: "C",
-}
+_SHORT = {TRACE: "T", logging.DEBUG: "D", logging.INFO: "I", logging.WARNING: "W", logging.ERROR: "E", logging.CRITICAL: "C"}
 _MAX_SIZE = re.compile(r"^\s*(\d+)\s*(T|G|M|K|)(:?B|)\s*$", re.IGNORECASE)
 _SIZE_UNIT = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 _TOP_KEYS = ("sink", "logger", "pattern", "global_pattern", "global_thread_pool", "thread_pool")
 _SINK_COMMON = ("name", "type", "level", "create_parent_dir")
-_LOGGER_KEYS = (
-    "name",
-    "sinks",
-    "level",
-    "flush_level",
-    "pattern",
-    "type",
-    "thread_pool",
-    "overflow_policy",
-)
+_LOGGER_KEYS = ("name", "sinks", "level", "flush_level", "pattern", "type", "thread_pool", "overflow_policy")
 _REFUSED_SINKS = {
     "daily_file_sink": "a daily-rotating file with date-stamped names, which Python's logging does not write",
     "syslog_sink": "the system log, which trainsim does not write to",
@@ -136,9 +120,7 @@ class LogSetup:
         self.close()
 
 
-def configure_logging(
-    config: str | Path | None = None, folder: str | Path | None = None
-) -> LogSetup:
+def configure_logging(config: str | Path | None = None, folder: str | Path | None = None) -> LogSetup:
     """Set up trainsim's loggers as ASTRA-sim's flags would (module docstring). ``config``: an
     spdlog_setup TOML file (``--logging-configuration``; ASTRA-sim's ``empty`` means none);
     ``folder``: where ``log.log`` and ``err.log`` go (``--logging-folder``). Bad input is one
@@ -156,25 +138,15 @@ def configure_logging(
         try:
             path.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise ConfigError(
-                f"cannot create the log folder: {exc.strerror or exc}",
-                field="--logging-folder",
-                file=str(path),
-            ) from None
+            raise ConfigError(f"cannot create the log folder: {exc.strerror or exc}", field="--logging-folder", file=str(path)) from None
         for file, level in (("log.log", logging.DEBUG), ("err.log", logging.ERROR)):
             target = path / file
             try:
-                handler = logging.handlers.RotatingFileHandler(
-                    target, maxBytes=_ROTATE_BYTES, backupCount=_ROTATE_FILES, encoding="utf-8"
-                )
+                handler = logging.handlers.RotatingFileHandler(target, maxBytes=_ROTATE_BYTES, backupCount=_ROTATE_FILES, encoding="utf-8")
             except OSError as exc:
                 for _name, made in planned:
                     made.close()
-                raise ConfigError(
-                    f"cannot open the log file: {exc.strerror or exc}",
-                    file=str(target),
-                    field="--logging-folder",
-                ) from None
+                raise ConfigError(f"cannot open the log file: {exc.strerror or exc}", file=str(target), field="--logging-folder") from None
             handler.setLevel(level)
             planned.append((ROOT, handler))
     setup = LogSetup()
@@ -206,18 +178,11 @@ def _from_file(path: Path) -> list[tuple[str, logging.Handler, int]]:
         raise ConfigError(f"cannot read the file: {exc}", file=file) from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"not valid TOML (spdlog_setup's format): {exc}", file=file) from None
-    check_keys(
-        data,
-        _TOP_KEYS,
-        file,
-        hint="keys are spdlog_setup's: [[sink]], [[logger]], [[pattern]], global_pattern",
-    )
+    check_keys(data, _TOP_KEYS, file, hint="keys are spdlog_setup's: [[sink]], [[logger]], [[pattern]], global_pattern")
     patterns = {}
     for i, entry in enumerate(_tables(data, "pattern", file)):
         check_keys(entry, ("name", "value"), file, prefix=f"pattern[{i}].")
-        patterns[want_str(entry.get("name"), file, f"pattern[{i}].name")] = want_str(
-            entry.get("value"), file, f"pattern[{i}].value"
-        )
+        patterns[want_str(entry.get("name"), file, f"pattern[{i}].name")] = want_str(entry.get("value"), file, f"pattern[{i}].value")
     if "global_pattern" in data:
         want_str(data["global_pattern"], file, "global_pattern")
     sinks = {}
@@ -226,11 +191,7 @@ def _from_file(path: Path) -> list[tuple[str, logging.Handler, int]]:
         sinks[name] = _sink(entry, file, f"sink[{i}]")
     loggers = _tables(data, "logger", file)
     if not loggers:
-        raise ConfigError(
-            "no [[logger]] entries; expected at least one (spdlog_setup requires it)",
-            file=file,
-            field="logger",
-        )
+        raise ConfigError("no [[logger]] entries; expected at least one (spdlog_setup requires it)", file=file, field="logger")
     out: list[tuple[str, logging.Handler, int]] = []
     for i, entry in enumerate(loggers):
         where = f"logger[{i}]"
@@ -242,24 +203,14 @@ def _from_file(path: Path) -> list[tuple[str, logging.Handler, int]]:
         if "type" in entry:
             want_choice(entry["type"], file, f"{where}.type", ("sync", "async"))
         if "pattern" in entry and entry["pattern"] not in patterns:
-            raise fail(
-                file,
-                f"{where}.pattern",
-                entry["pattern"],
-                f"the name of a [[pattern]] ({', '.join(patterns) or 'none defined'})",
-            )
+            raise fail(file, f"{where}.pattern", entry["pattern"], f"the name of a [[pattern]] ({', '.join(patterns) or 'none defined'})")
         names = entry.get("sinks")
         if not isinstance(names, list) or not names:
             raise fail(file, f"{where}.sinks", names, "a non-empty list of sink names")
         python_name = f"{ROOT}.{name.replace('::', '.')}"
         for j, sink in enumerate(names):
             if sink not in sinks:
-                raise fail(
-                    file,
-                    f"{where}.sinks[{j}]",
-                    sink,
-                    f"the name of a [[sink]] ({', '.join(sinks) or 'none defined'})",
-                )
+                raise fail(file, f"{where}.sinks[{j}]", sink, f"the name of a [[sink]] ({', '.join(sinks) or 'none defined'})")
             out.append((python_name, sinks[sink], level))
     return out
 
@@ -280,11 +231,7 @@ def _sink(entry: dict[str, Any], file: str, where: str) -> logging.Handler:
     kind = want_str(entry.get("type"), file, f"{where}.type")
     base = kind.removesuffix("_st").removesuffix("_mt")
     if base in _REFUSED_SINKS and kind != base:
-        raise ConfigError(
-            f"got {kind!r}: {_REFUSED_SINKS[base]}; expected a stdout, stderr, basic_file, rotating_file or null sink",
-            file=file,
-            field=f"{where}.type",
-        )
+        raise ConfigError(f"got {kind!r}: {_REFUSED_SINKS[base]}; expected a stdout, stderr, basic_file, rotating_file or null sink", file=file, field=f"{where}.type")
     extra: tuple[str, ...] = ()
     if base == "basic_file_sink":
         extra = ("filename", "truncate")
@@ -303,16 +250,12 @@ def _sink(entry: dict[str, Any], file: str, where: str) -> logging.Handler:
         truncate = entry.get("truncate", False)
         if not isinstance(truncate, bool):
             raise fail(file, f"{where}.truncate", truncate, "true or false")
-        handler = logging.FileHandler(
-            target, mode="w" if truncate else "a", encoding="utf-8", delay=True
-        )
+        handler = logging.FileHandler(target, mode="w" if truncate else "a", encoding="utf-8", delay=True)
     elif base == "rotating_file_sink":
         target = _target(entry, "base_filename", file, where)
         size = _max_size(entry.get("max_size"), file, f"{where}.max_size")
         count = want_int(entry.get("max_files"), file, f"{where}.max_files", minimum=0)
-        handler = logging.handlers.RotatingFileHandler(
-            target, maxBytes=size, backupCount=count, encoding="utf-8", delay=True
-        )
+        handler = logging.handlers.RotatingFileHandler(target, maxBytes=size, backupCount=count, encoding="utf-8", delay=True)
     else:
         raise ConfigError(
             f"unknown sink type {kind!r}; expected stdout_sink, stderr_sink, color_stdout_sink, color_stderr_sink, "
@@ -334,11 +277,7 @@ def _target(entry: dict[str, Any], key: str, file: str, where: str) -> Path:
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise ConfigError(
-                f"cannot create {target.parent}: {exc.strerror or exc}",
-                file=file,
-                field=f"{where}.{key}",
-            ) from None
+            raise ConfigError(f"cannot create {target.parent}: {exc.strerror or exc}", file=file, field=f"{where}.{key}") from None
     return target
 
 
@@ -346,10 +285,5 @@ def _max_size(value: Any, file: str, field_name: str) -> int:
     """spdlog_setup's ``max_size``: a number of bytes with an optional K, M, G or T (x 1024)."""
     match = _MAX_SIZE.match(value) if isinstance(value, str) else None
     if match is None:
-        raise fail(
-            file,
-            field_name,
-            value,
-            'a size string such as "10M" (bytes, or K, M, G, T: powers of 1024)',
-        )
+        raise fail(file, field_name, value, 'a size string such as "10M" (bytes, or K, M, G, T: powers of 1024)')
     return int(match.group(1)) * _SIZE_UNIT[match.group(2).upper()]

@@ -145,12 +145,7 @@ def _endpoint(
         got = "missing" if name is None else f"got {show(name)}"
         line = yaml_line(text, ("endpoint", "model")) if text is not None else None
         where = f" (line {line})" if line is not None else ""
-        problems.append(
-            (
-                "endpoint.model",
-                f"{got}; expected an endpoint model, one of {', '.join(names)}{where}",
-            )
-        )
+        problems.append(("endpoint.model", f"{got}; expected an endpoint model, one of {', '.join(names)}{where}"))
         return None
     config = endpoint_entry(name).config_model()
     try:
@@ -264,12 +259,7 @@ def _fabric(f: FabricModel | None, file: str) -> FabricSpec | None:
 def _fabric_dict(f: FabricSpec) -> dict[str, Any]:
     out: dict[str, Any] = {"kind": f.kind, "latency_ns": f.latency_ns}
     if f.kind == "leaf_spine":
-        out.update(
-            hosts_per_leaf=f.hosts_per_leaf,
-            spines=f.spines,
-            oversubscription=f.oversubscription,
-            bandwidth_gbps=_in_unit(f.bandwidth, GBPS),
-        )
+        out.update(hosts_per_leaf=f.hosts_per_leaf, spines=f.spines, oversubscription=f.oversubscription, bandwidth_gbps=_in_unit(f.bandwidth, GBPS))
     else:
         out["file"] = f.file
     return out
@@ -359,17 +349,12 @@ def platform_to_dict(p: Platform) -> dict[str, Any]:
 
 
 def _endpoint_dict(spec: EndpointSpec) -> dict[str, Any]:
-    section: dict[str, Any] = (
-        endpoint_entry(spec.model).config_model().from_spec(spec).model_dump(mode="json")
-    )
+    section: dict[str, Any] = endpoint_entry(spec.model).config_model().from_spec(spec).model_dump(mode="json")
     return section
 
 
 def _backends_dict(options: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {
-        name: ({} if opts is None else opts.model_dump(mode="json"))
-        for name, opts in options.items()
-    }
+    return {name: ({} if opts is None else opts.model_dump(mode="json")) for name, opts in options.items()}
 
 
 def dump_platform(platform: Platform) -> str:

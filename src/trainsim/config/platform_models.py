@@ -109,9 +109,7 @@ class DimModel(_Model):
         description="Ring (a torus dimension), FullyConnected, Switch, or Mesh (a line, no wrap-around)"
     )
     size: int = Field(ge=2, description="NPUs in this dimension (>= 2)")
-    bandwidth_gbps: GBps = Field(
-        description="Per-link bandwidth, GB/s, or with its unit ('200 Gb/s')"
-    )
+    bandwidth_gbps: GBps = Field(description="Per-link bandwidth, GB/s, or with its unit ('200 Gb/s')")
     latency_ns: NonNeg = Field(description="Per-hop latency, ns")
 
 
@@ -124,26 +122,15 @@ class FabricModel(_Model):
     hosts_per_leaf: int = Field(0, ge=0)
     spines: int = Field(0, ge=0)
     oversubscription: Positive = 1.0
-    bandwidth_gbps: GBpsOrZero = Field(
-        0.0, description="Host link bandwidth, GB/s or with its unit (leaf_spine)"
-    )
+    bandwidth_gbps: GBpsOrZero = Field(0.0, description="Host link bandwidth, GB/s or with its unit (leaf_spine)")
     latency_ns: NonNeg = 0.0
-    uplink_latency_ns: NonNeg | None = Field(
-        None, description="Leaf-spine link latency, ns (leaf_spine; default latency_ns)"
-    )
-    file: str = Field(
-        "",
-        description="Edge list ('a b bandwidth_gbps latency_ns' lines) or GraphML, for kind graph",
-    )
+    uplink_latency_ns: NonNeg | None = Field(None, description="Leaf-spine link latency, ns (leaf_spine; default latency_ns)")
+    file: str = Field("", description="Edge list ('a b bandwidth_gbps latency_ns' lines) or GraphML, for kind graph")
 
     @model_validator(mode="after")
     def _complete(self) -> FabricModel:
-        if self.kind == "leaf_spine" and (
-            self.hosts_per_leaf < 1 or self.spines < 1 or self.bandwidth_gbps <= 0
-        ):
-            raise ValueError(
-                "leaf_spine needs hosts_per_leaf >= 1, spines >= 1 and bandwidth_gbps > 0"
-            )
+        if self.kind == "leaf_spine" and (self.hosts_per_leaf < 1 or self.spines < 1 or self.bandwidth_gbps <= 0):
+            raise ValueError("leaf_spine needs hosts_per_leaf >= 1, spines >= 1 and bandwidth_gbps > 0")
         if self.kind == "graph" and not self.file:
             raise ValueError("graph needs file (an edge list or GraphML path)")
         return self
@@ -204,24 +191,11 @@ class SystemModel(_Model):
     track_local_mem: bool = _SYS.track_local_mem
     local_mem_trace_filename: str = _SYS.local_mem_trace_filename
     shared_bus: SharedBusModel = SharedBusModel()
-    comm_scale: Positive = Field(
-        default=_SYS.comm_scale, description="Communication sizes x this (ASTRA-sim's --comm-scale)"
-    )
-    compute_scale: Positive = Field(
-        default=_SYS.compute_scale, description="Compute times x this (ASTRA-sim's --compute-scale)"
-    )
-    injection_scale: Positive = Field(
-        default=_SYS.injection_scale,
-        description="Endpoint delay x this (ASTRA-sim's --injection-scale)",
-    )
-    rendezvous: bool = Field(
-        default=_SYS.rendezvous,
-        description="A control message from the receiver before every message (ASTRA-sim's --rendezvous-protocol)",
-    )
-    queues_per_dim: Count = Field(
-        default=_SYS.queues_per_dim,
-        description="Dimension queues per network dimension (ASTRA-sim's --num-queues-per-dim)",
-    )
+    comm_scale: Positive = Field(default=_SYS.comm_scale, description="Communication sizes x this (ASTRA-sim's --comm-scale)")
+    compute_scale: Positive = Field(default=_SYS.compute_scale, description="Compute times x this (ASTRA-sim's --compute-scale)")
+    injection_scale: Positive = Field(default=_SYS.injection_scale, description="Endpoint delay x this (ASTRA-sim's --injection-scale)")
+    rendezvous: bool = Field(default=_SYS.rendezvous, description="A control message from the receiver before every message (ASTRA-sim's --rendezvous-protocol)")
+    queues_per_dim: Count = Field(default=_SYS.queues_per_dim, description="Dimension queues per network dimension (ASTRA-sim's --num-queues-per-dim)")
 
     @model_validator(mode="after")
     def _roofline_needs_peak(self) -> SystemModel:
@@ -245,9 +219,7 @@ class MemoryModel(_Model):
 
     mode: Literal["none", "per_npu", "per_node", "pool"] = "none"
     latency_ns: NonNeg = _MEM.latency_ns
-    bandwidth_gbps: GBpsOrZero = Field(
-        default=_MEM.bandwidth / GBPS, description="Decimal GB/s, or with its unit"
-    )
+    bandwidth_gbps: GBpsOrZero = Field(default=_MEM.bandwidth / GBPS, description="Decimal GB/s, or with its unit")
     nodes: Count = _MEM.nodes
     npus_per_node: Count = _MEM.npus_per_node
 

@@ -57,9 +57,7 @@ def leaf_spine(
     host. ``uplink_latency_ns`` (default ``latency_ns``) is the leaf-spine links' latency.
     """
     if npus < 1 or hosts_per_leaf < 1 or spines < 1 or oversubscription <= 0:
-        raise ConfigError(
-            f"leaf-spine needs positive sizes and oversubscription, got npus={npus}, hosts_per_leaf={hosts_per_leaf}, spines={spines}, oversubscription={oversubscription}"
-        )
+        raise ConfigError(f"leaf-spine needs positive sizes and oversubscription, got npus={npus}, hosts_per_leaf={hosts_per_leaf}, spines={spines}, oversubscription={oversubscription}")
     leaves = math.ceil(npus / hosts_per_leaf)
     g = RoutedGraph(npus=npus, devices=npus + leaves + spines)
     leaf0, spine0 = npus, npus + leaves
@@ -85,9 +83,7 @@ def leaf_spine(
     return g
 
 
-def graph_from_edges(
-    npus: int, edges: list[tuple[int, int, float, float]], *, source: str = ""
-) -> RoutedGraph:
+def graph_from_edges(npus: int, edges: list[tuple[int, int, float, float]], *, source: str = "") -> RoutedGraph:
     """A user graph: devices ``0..npus-1`` are ranks, higher ids switches; each edge
     ``(a, b, bandwidth B/s, latency ns)`` is bidirectional. Routes are lowest-latency paths
     (ties: fewest hops, then scipy's deterministic order)."""
@@ -95,16 +91,11 @@ def graph_from_edges(
         raise ConfigError("the graph has no edges", file=source or None)
     devices = max(max(a, b) for a, b, _, _ in edges) + 1
     if devices < npus:
-        raise ConfigError(
-            f"the graph has {devices} devices but {npus} ranks were asked for", file=source or None
-        )
+        raise ConfigError(f"the graph has {devices} devices but {npus} ranks were asked for", file=source or None)
     g = RoutedGraph(npus=npus, devices=devices)
     for a, b, bw, lat in edges:
         if a == b or bw <= 0 or lat < 0:
-            raise ConfigError(
-                f"bad edge {a} - {b}: bandwidth {bw} B/s, latency {lat} ns (need a != b, bandwidth > 0, latency >= 0)",
-                file=source or None,
-            )
+            raise ConfigError(f"bad edge {a} - {b}: bandwidth {bw} B/s, latency {lat} ns (need a != b, bandwidth > 0, latency >= 0)", file=source or None)
         g.add_link(a, b, bw, lat)
         g.add_link(b, a, bw, lat)
     # scipy is imported here, not at the top: it is needed for user graphs only and costs a
@@ -122,9 +113,7 @@ def graph_from_edges(
             _, pred = dijkstra(matrix, indices=src, return_predecessors=True)
             predecessors[src] = pred
         if pred[dst] < 0:
-            raise ConfigError(
-                f"rank {dst} cannot be reached from rank {src} in the graph", file=source or None
-            )
+            raise ConfigError(f"rank {dst} cannot be reached from rank {src} in the graph", file=source or None)
         hops = []
         node = dst
         while node != src:
@@ -154,10 +143,7 @@ def load_edge_list(path: str | Path, npus: int) -> RoutedGraph:
             continue
         parts = line.replace(",", " ").split()
         if len(parts) != 4:
-            raise ConfigError(
-                f"line {lineno}: expected 'a b bandwidth_gbps latency_ns', got {line!r}",
-                file=str(path),
-            )
+            raise ConfigError(f"line {lineno}: expected 'a b bandwidth_gbps latency_ns', got {line!r}", file=str(path))
         try:
             edges.append((int(parts[0]), int(parts[1]), float(parts[2]) * 1e9, float(parts[3])))
         except ValueError:
@@ -172,28 +158,14 @@ def _graphml_edges(text: str, source: str) -> list[tuple[int, int, float, float]
         raise ConfigError(f"not valid GraphML: {exc}", file=source) from None
     ns = {"g": root.tag.split("}")[0].strip("{")} if root.tag.startswith("{") else {}
     prefix = "g:" if ns else ""
-    keys = {
-        k.get("id"): k.get("attr.name") for k in root.iter(f"{{{ns['g']}}}key" if ns else "key")
-    }
+    keys = {k.get("id"): k.get("attr.name") for k in root.iter(f"{{{ns['g']}}}key" if ns else "key")}
     edges = []
     for edge in root.iter(f"{{{ns['g']}}}edge" if ns else "edge"):
-        data = {
-            keys.get(d.get("key"), d.get("key")): d.text for d in edge.findall(f"{prefix}data", ns)
-        }
+        data = {keys.get(d.get("key"), d.get("key")): d.text for d in edge.findall(f"{prefix}data", ns)}
         try:
-            edges.append(
-                (
-                    int(edge.get("source", "")),
-                    int(edge.get("target", "")),
-                    float(data["bandwidth_gbps"] or 0) * 1e9,
-                    float(data.get("latency_ns") or 0),
-                )
-            )
+            edges.append((int(edge.get("source", "")), int(edge.get("target", "")), float(data["bandwidth_gbps"] or 0) * 1e9, float(data.get("latency_ns") or 0)))
         except (KeyError, ValueError):
-            raise ConfigError(
-                f"edge {edge.get('source')} - {edge.get('target')}: needs integer node ids and a bandwidth_gbps value",
-                file=source,
-            ) from None
+            raise ConfigError(f"edge {edge.get('source')} - {edge.get('target')}: needs integer node ids and a bandwidth_gbps value", file=source) from None
     return edges
 
 
@@ -203,22 +175,9 @@ def build_graph(spec: NetworkSpec) -> LinkGraph:
 
     fabric = spec.fabric
     if fabric is None:
-        return MultiDimGraph(
-            [d.kind for d in spec.dims],
-            [d.size for d in spec.dims],
-            [d.bandwidth for d in spec.dims],
-            [d.latency_ns for d in spec.dims],
-        )
+        return MultiDimGraph([d.kind for d in spec.dims], [d.size for d in spec.dims], [d.bandwidth for d in spec.dims], [d.latency_ns for d in spec.dims])
     if fabric.kind == "leaf_spine":
-        return leaf_spine(
-            spec.npus,
-            fabric.hosts_per_leaf,
-            fabric.spines,
-            fabric.bandwidth,
-            fabric.latency_ns,
-            oversubscription=fabric.oversubscription,
-            uplink_latency_ns=fabric.uplink_latency_ns,
-        )
+        return leaf_spine(spec.npus, fabric.hosts_per_leaf, fabric.spines, fabric.bandwidth, fabric.latency_ns, oversubscription=fabric.oversubscription, uplink_latency_ns=fabric.uplink_latency_ns)
     return load_edge_list(fabric.file, spec.npus)
 
 
