@@ -202,8 +202,12 @@ class PacketEngine:
         opts = self.opts
         n, devices = graph.links, graph.devices
         self.buffer = opts.buffer_mib * 1024 * 1024
+        # third.cc's 3 x rate x delay, plus room for the two extra whole cells that a cell
+        # larger than a packet can put in flight (one serializing behind the pause frame, one
+        # leaving upstream as it lands); unchanged at cell_packets = 1
+        extra = 2 * opts.mtu_bytes * (opts.cell_packets - 1)
         self.headroom = [
-            self.bw[ln] * 1e9 * self.lat[ln] * 1e-9 * opts.headroom_factor for ln in range(n)
+            self.bw[ln] * self.lat[ln] * opts.headroom_factor + extra for ln in range(n)
         ]
         host_rates = [self.bw[ln] for ln in range(n) if self.src[ln] < self.npus]
         nic_rate = min(host_rates) if host_rates else min(self.bw, default=1.0)
@@ -332,9 +336,10 @@ class PacketEngine:
     def _make_data(self, qp: QueuePair) -> Packet:
         o = self.opts
         payload = min(self.unit, qp.size - qp.snd_nxt)
-        size = payload + o.header_bytes
+        per_packet = o.header_bytes
         if self.cc.uses_int:
-            size += o.int_hop_bytes * len(qp.route)
+            per_packet += o.int_hop_bytes * len(qp.route)
+        size = payload + per_packet * -(-payload // o.mtu_bytes)  # a cell keeps every header
         now = self.queue.now
         pkt = Packet(DATA, qp, qp.snd_nxt, payload, size, qp.route, o.data_priority, now)
         if self.cc.uses_int:

@@ -1,0 +1,89 @@
+"""The packet backend behind the network seam: registry entry, strict options, platform
+files, delays, counters, and whole simulations against the flow backend."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.network.packet.helpers import star
+from trainsim.config.platform import load_platform
+from trainsim.engine import EventQueue
+from trainsim.errors import ConfigError
+from trainsim.network.packet.backend import PacketNetwork
+from trainsim.network.packet.config import PacketOptions
+from trainsim.network.protocol import NO_SYMMETRY
+from trainsim.network.registry import backend_capabilities, backend_names, validate_options
+from trainsim.system.api import simulate
+from trainsim.workload.micro import collective_workload
+
+ROCE = Path(__file__).resolve().parents[3] / "examples" / "roce"
+
+
+def test_registered_without_symmetry() -> None:
+    assert "packet" in backend_names()
+    assert backend_capabilities("packet").symmetry == NO_SYMMETRY
+    assert PacketNetwork.capabilities == backend_capabilities("packet")
+
+
+@pytest.mark.parametrize(
+    ("section", "field"),
+    [
+        ({"cc": "reno"}, "backends.packet.cc"),
+        ({"mtu": 1000}, "backends.packet.mtu"),
+        ({"mtu_bytes": 0}, "backends.packet.mtu_bytes"),
+    ],
+)
+def test_options_are_strict(section: dict, field: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        validate_options("packet", section, file="p.yaml")
+    assert field in str(err.value)
+
+
+def test_ecn_thresholds_by_rate() -> None:
+    opts = PacketOptions()
+    assert opts.ecn_thresholds(25e9) == (100_000, 400_000, 0.2)
+    assert opts.ecn_thresholds(100e9) == (400_000, 1_600_000, 0.2)
+    assert opts.ecn_thresholds(200e9) == pytest.approx((800_000, 3_200_000, 0.2))
+
+
+def test_uncontended_delay_is_the_simulated_one() -> None:
+    queue = EventQueue()
+    net = PacketNetwork(None, queue, graph=star(2), options=PacketOptions(has_window=False))
+    done: list[float] = []
+    net.send(0, 1, 123_456, lambda _: done.append(queue.now))
+    queue.run()
+    assert done[0] == pytest.approx(net.delay_ns(0, 1, 123_456), abs=1e-6)
+    assert not net.carrying()
+
+
+def test_counters_report_queues_pauses_and_flows() -> None:
+    queue = EventQueue()
+    net = PacketNetwork(
+        None,
+        queue,
+        graph=star(5),
+        options=PacketOptions(cc="none", has_window=False, buffer_mib=1.0),
+    )
+    for s in range(4):
+        net.send(s, 4, 300_000, lambda _: None)
+    queue.run()
+    c = net.counters()
+    assert c["drops"] == 0 and c["pause_frames"] > 0 and c["total_pause_ns"] > 0
+    assert len(c["flows"]) == 4 and all(f["bytes"] == 300_000 for f in c["flows"])
+    hot = next(iter(c["hot_port_queues"]))
+    assert hot == "5->4"  # the switch port into the receiver
+    assert max(c["hot_port_queues"][hot]["queue_bytes"]) > 0
+
+
+def test_the_32_npu_fabric_file() -> None:
+    platform = load_platform(ROCE / "platform_32.yaml")
+    opts = platform.backend_options["packet"]
+    assert opts.cc == "dcqcn" and opts.buffer_mib == 32 and opts.mtu_bytes == 1000
+    fabric = platform.network.fabric
+    assert fabric is not None and fabric.uplink_latency_ns == 12500 and fabric.latency_ns == 5000
+    graphs = collective_workload(32, "all_reduce", 1 << 16)
+    packet = simulate(platform, graphs, backend="packet").makespan_s
+    flow = simulate(platform, graphs, backend="flow").makespan_s
+    assert packet == pytest.approx(flow, rel=0.02)
