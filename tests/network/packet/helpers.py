@@ -18,9 +18,11 @@ def star(hosts: int, *, rate_bps: float = GBPS_25, latency_ns: float = 1000.0) -
     return graph_from_edges(hosts, [(h, hosts, rate_bps, latency_ns) for h in range(hosts)])
 
 
-def network(hosts: int, **options: Any) -> tuple[EventQueue, PacketEngine]:
+def network(hosts: int, engine: str = "python", **options: Any) -> tuple[EventQueue, PacketEngine]:
     queue = EventQueue()
-    net = PacketNetwork(None, queue, graph=star(hosts), options=PacketOptions(**options))
+    net = PacketNetwork(
+        None, queue, graph=star(hosts), options=PacketOptions(engine=engine, **options)
+    )
     return queue, net.engine
 
 

@@ -3,6 +3,7 @@ files, delays, counters, and whole simulations against the flow backend."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from tests.network.packet.helpers import star
 from trainsim.config.platform import load_platform
 from trainsim.engine import EventQueue
 from trainsim.errors import ConfigError
+from trainsim.network.packet import native
 from trainsim.network.packet.backend import PacketNetwork
 from trainsim.network.packet.config import PacketOptions
 from trainsim.network.protocol import NO_SYMMETRY
@@ -87,3 +89,64 @@ def test_the_32_npu_fabric_file() -> None:
     packet = simulate(platform, graphs, backend="packet").makespan_s
     flow = simulate(platform, graphs, backend="flow").makespan_s
     assert packet == pytest.approx(flow, rel=0.02)
+
+
+native_only = pytest.mark.skipif(
+    not native.available(), reason="the compiled core is not built (make builds it)"
+)
+
+
+@native_only
+@pytest.mark.parametrize("cc", ["none", "dcqcn", "dctcp", "timely", "hpcc"])
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {},
+        {"has_window": False, "buffer_mib": 1.0},
+        {"has_window": False, "pfc": False, "buffer_mib": 1.0},
+    ],
+)
+def test_the_compiled_core_matches_the_reference(cc: str, extra: dict) -> None:
+    def run(engine: str) -> tuple[dict[int, float], dict]:
+        queue = EventQueue()
+        net = PacketNetwork(
+            None, queue, graph=star(5), options=PacketOptions(engine=engine, cc=cc, **extra)
+        )
+        done: dict[int, float] = {}
+        for s in range(4):
+            net.send(s, 4, 300_000 + 1000 * s, lambda key: done.__setitem__(key, queue.now), s)
+        queue.run()
+        c = net.counters()
+        return done, {k: v for k, v in c.items() if isinstance(v, int | float)} | {
+            "links": c["links"]
+        }
+
+    (ref, ref_counters), (fast, fast_counters) = run("python"), run("native")
+    assert fast == ref  # every message at the same ns
+    assert fast_counters == ref_counters
+
+
+@native_only
+def test_the_compiled_core_on_the_fabric() -> None:
+    platform = load_platform(ROCE / "platform_32.yaml")
+    graphs = collective_workload(32, "all_to_all", 1 << 15)
+    times = {}
+    for engine in ("python", "native"):
+        opts = platform.backend_options["packet"].model_copy(update={"engine": engine})
+        plat = dataclasses.replace(platform, backend_options={"packet": opts})
+        times[engine] = simulate(plat, graphs, backend="packet").makespan_s
+    assert times["native"] == pytest.approx(times["python"], rel=1e-9)
+
+
+def test_a_native_engine_that_is_not_built_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TRAINSIM_PACKET_CORE", "/nonexistent/libpacket_core.so")
+    native._load.cache_clear()
+    try:
+        with pytest.raises(ConfigError, match="compiled core is not built"):
+            PacketNetwork(None, EventQueue(), graph=star(2), options=PacketOptions(engine="native"))
+        # auto falls back to the reference engine
+        net = PacketNetwork(None, EventQueue(), graph=star(2), options=PacketOptions(engine="auto"))
+        assert type(net.engine).__name__ == "PacketEngine"
+    finally:
+        monkeypatch.delenv("TRAINSIM_PACKET_CORE")
+        native._load.cache_clear()

@@ -17,6 +17,7 @@ from typing import Any
 
 from trainsim.config.types import NetworkSpec
 from trainsim.engine import EventQueue
+from trainsim.errors import ConfigError
 from trainsim.network.link_backend import LinkGraphBackend
 from trainsim.network.packet.cc import make_cc
 from trainsim.network.packet.config import PacketOptions
@@ -44,7 +45,22 @@ class PacketNetwork(LinkGraphBackend):
         super().__init__(spec, queue, compat_astra=compat_astra, graph=graph)
 
     def _init_links(self, graph: LinkGraph) -> None:
-        self.engine = PacketEngine(graph, self.queue, self.options, make_cc(self.options))
+        from trainsim.network.packet import native
+
+        opts = self.options
+        use_native = opts.engine == "native" or (opts.engine == "auto" and native.available())
+        if use_native and not native.available():
+            raise ConfigError(
+                f"backends.packet.engine is 'native' but the compiled core is not built ({native.library_path()})",
+                field="backends.packet.engine",
+                hint="run make (it builds native/packet_core with cargo), or use engine: python",
+            )
+        cc = make_cc(opts)
+        self.engine: PacketEngine | native.NativeEngine = (
+            native.NativeEngine(graph, self.queue, opts, cc)
+            if use_native
+            else PacketEngine(graph, self.queue, opts, cc)
+        )
 
     def send(
         self, src: int, dst: int, nbytes: int, on_arrival: Callable[[Any], None], arg: Any = None

@@ -61,6 +61,9 @@ class PacketOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    engine: Literal["auto", "python", "native"] = "auto"
+    """The compiled core (native; ``make`` builds it), the pure-Python reference engine
+    (python), or the core when built and the reference otherwise (auto)."""
     cc: CcName = "dcqcn"
     """Congestion control per queue pair: none (PFC only), dcqcn, dctcp, timely or hpcc."""
     mtu_bytes: int = Field(default=1000, gt=0)

@@ -35,7 +35,10 @@ def queue_series(engine: PacketEngine, link: int) -> tuple[list[float], list[int
     return list(engine.samples_t), [row[col] for row in engine.samples_q]
 
 
-def collect(engine: PacketEngine) -> dict[str, Any]:
+def collect(engine: Any) -> dict[str, Any]:
+    """The statistics of a :class:`PacketEngine` or a ``NativeEngine``."""
+    if hasattr(engine, "sync"):
+        engine.sync()
     g = engine.graph
     pauses = pause_ns(engine)
     hot = hot_ports(engine)

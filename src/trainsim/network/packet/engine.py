@@ -27,7 +27,6 @@ Model (times in ns, sizes in bytes, rates in B/ns):
 
 from __future__ import annotations
 
-import random
 from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -42,6 +41,25 @@ if TYPE_CHECKING:
 DATA, ACK, NACK, CNP, PFC = range(5)
 PRIORITIES = 8
 _INF = float("inf")
+
+
+class SplitMix64:
+    """The ECN draws' generator (Steele et al., OOPSLA'14), the same in the compiled core so
+    that both engines mark the same packets."""
+
+    __slots__ = ("state",)
+    MASK = (1 << 64) - 1
+
+    def __init__(self, seed: int) -> None:
+        self.state = seed & self.MASK
+
+    def random(self) -> float:
+        """Uniform in [0, 1) with 53 bits."""
+        m = self.MASK
+        self.state = z = (self.state + 0x9E3779B97F4A7C15) & m
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & m
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & m
+        return ((z ^ (z >> 31)) >> 11) * (1.0 / (1 << 53))
 
 
 class Packet:
@@ -156,6 +174,7 @@ class PacketEngine:
         self.rev = [index.get((b, a), -1) for a, b in zip(self.src, self.dst, strict=True)]
         self.queues = [[deque() for _ in range(PRIORITIES)] for _ in range(n)]  # type: list[list[deque[Packet]]]
         self.qbytes = [0] * n
+        self.flight: list[deque[tuple[float, Packet]]] = [deque() for _ in range(n)]
         self.egress = [[0] * PRIORITIES for _ in range(n)]
         self.paused = [[False] * PRIORITIES for _ in range(n)]
         self.busy = [False] * n
@@ -181,7 +200,7 @@ class PacketEngine:
         self.samples_t: list[float] = []
         self.samples_q: list[list[int]] = []
         self._init_mmu(graph)
-        self._rng = random.Random(opts.seed)
+        self._rng = SplitMix64(opts.seed)
         self._ecn = [opts.ecn_thresholds(b * 8) for b in graph.bandwidth]
         self._fid = 0
         self._loss: dict[int, int] = {}
@@ -362,7 +381,12 @@ class PacketEngine:
         self.tx_bytes[link] += size
         self.hops += 1
         self.queue.schedule(ser, self._free, link)
-        self.queue.schedule(ser + self.lat[link], self._arrive, pkt)
+        # a link delivers in order after a fixed latency: one pending event per link (the
+        # head of its packets in flight) keeps the kernel's heap small
+        flight = self.flight[link]
+        flight.append((self.queue.now + ser + self.lat[link], pkt))
+        if len(flight) == 1:
+            self.queue.schedule(ser + self.lat[link], self._land, link)
 
     def _free(self, link: int) -> None:
         self.busy[link] = False
@@ -382,6 +406,13 @@ class PacketEngine:
         """Fault injection: the next ``packets`` data packets that cross ``link`` are lost
         (counted as drops), e.g. to exercise go-back-N where PFC prevents every drop."""
         self._loss[link] = self._loss.get(link, 0) + packets
+
+    def _land(self, link: int) -> None:
+        flight = self.flight[link]
+        pkt = flight.popleft()[1]
+        if flight:
+            self.queue.schedule_at(flight[0][0], self._land, link)
+        self._arrive(pkt)
 
     def _arrive(self, pkt: Packet) -> None:
         link = pkt.route[pkt.hop]
