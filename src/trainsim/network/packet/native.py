@@ -52,7 +52,7 @@ def _load() -> ctypes.CDLL | None:
         return None
     p, sz, f64, u64 = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_double, ctypes.c_uint64
     lib.pc_new.restype = p
-    lib.pc_new.argtypes = (
+    lib.pc_new.argtypes = (  # type: ignore[assignment]
         [sz, sz, _F64, _F64, _U32, ctypes.POINTER(ctypes.c_int32)]
         + [_F64] * 7
         + [_U32, sz, _F64, sz]
