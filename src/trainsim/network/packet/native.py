@@ -52,11 +52,8 @@ def _load() -> ctypes.CDLL | None:
         return None
     p, sz, f64, u64 = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_double, ctypes.c_uint64
     lib.pc_new.restype = p
-    lib.pc_new.argtypes = (  # type: ignore[assignment]
-        [sz, sz, _F64, _F64, _U32, ctypes.POINTER(ctypes.c_int32)]
-        + [_F64] * 7
-        + [_U32, sz, _F64, sz]
-    )
+    new_args: list[Any] = [sz, sz, _F64, _F64, _U32, ctypes.POINTER(ctypes.c_int32)]
+    lib.pc_new.argtypes = new_args + [_F64] * 7 + [_U32, sz, _F64, sz]
     lib.pc_free.argtypes = [p]
     lib.pc_send.argtypes = [p, f64, u64, u64, _U32, sz, _U32, sz, f64, f64]
     lib.pc_next_time.restype = f64
