@@ -58,7 +58,9 @@ struct Pkt {
     size: u64,
     in_link: i32,
     ts: f64,
-    ints: [IntRec; MAXHOP],
+    link: u32, // the link it is on (set when transmitted)
+    roff: u32, // its route: routes[roff .. roff + rlen]
+    rlen: u32,
 }
 
 struct Ev {
@@ -89,8 +91,10 @@ impl Ord for Ev {
 #[derive(Default)]
 struct Qp {
     key: u64,
-    route: Vec<u32>,
-    ack_route: Vec<u32>,
+    roff: u32,
+    rlen: u32,
+    aoff: u32,
+    alen: u32,
     port: u32,
     size: u64,
     snd_nxt: u64,
@@ -139,7 +143,6 @@ struct Qp {
     m_stage: i64,
     // HPCC
     h_last_update: u64,
-    h_hops: [IntRec; MAXHOP],
     h_nhops: usize,
     h_u: f64,
     h_cur_rate: f64,
@@ -229,6 +232,9 @@ pub struct Engine {
     xoff: Vec<[bool; PRIO]>,
     // packets and QPs
     pkts: Vec<Pkt>,
+    ints: Vec<[IntRec; MAXHOP]>, // HPCC's INT records, by packet id
+    hp_hops: Vec<[IntRec; MAXHOP]>, // HPCC's last INT records, by QP
+    routes: Vec<u32>,
     free_pkts: Vec<u32>,
     qps: Vec<Qp>,
     active: i64,
@@ -279,24 +285,16 @@ impl Engine {
             i
         } else {
             self.pkts.push(pkt);
+            if self.p.cc == CC_HPCC {
+                self.ints.push([IntRec::default(); MAXHOP]);
+            }
             (self.pkts.len() - 1) as u32
         }
     }
 
-    fn route_link(&self, id: u32) -> (u32, usize) {
-        // (link the packet is on, route length)
+    fn hop_link(&self, id: u32) -> usize {
         let p = &self.pkts[id as usize];
-        match p.kind {
-            DATA => {
-                let r = &self.qps[p.qp as usize].route;
-                (r[p.hop as usize], r.len())
-            }
-            PFC => (p.qp, 1),
-            _ => {
-                let r = &self.qps[p.qp as usize].ack_route;
-                (r[p.hop as usize], r.len())
-            }
-        }
+        self.routes[(p.roff + p.hop as u32) as usize] as usize
     }
 
     // -- ports ------------------------------------------------------------------------
@@ -371,10 +369,11 @@ impl Engine {
         let now = self.now;
         let q = &mut self.qps[qi];
         let payload = p.unit.min(q.size - q.snd_nxt);
+        let (q_roff, q_rlen) = (q.roff, q.rlen);
         let mut per_packet = p.header;
         let uses_int = p.cc == CC_HPCC;
         if uses_int {
-            per_packet += p.int_hop * q.route.len() as u64;
+            per_packet += p.int_hop * q.rlen as u64;
         }
         let size = payload + per_packet * payload.div_ceil(p.mtu);
         let seq = q.snd_nxt;
@@ -402,11 +401,14 @@ impl Engine {
             size,
             in_link: -1,
             ts: now,
-            ints: [IntRec::default(); MAXHOP],
+            link: 0,
+            roff: q_roff,
+            rlen: q_rlen,
         })
     }
 
     fn transmit(&mut self, link: usize, id: u32) {
+        self.pkts[id as usize].link = link as u32;
         let size = self.pkts[id as usize].size;
         let ser = size as f64 / self.bw[link];
         self.busy[link] = true;
@@ -462,9 +464,10 @@ impl Engine {
     }
 
     fn arrive(&mut self, id: u32) {
-        let (link, len) = self.route_link(id);
-        let link = link as usize;
-        let kind = self.pkts[id as usize].kind;
+        let (link, len, kind) = {
+            let p = &self.pkts[id as usize];
+            (p.link as usize, p.rlen as usize, p.kind)
+        };
         if self.any_loss && kind == DATA && self.loss[link] > 0 {
             self.loss[link] -= 1;
             self.drop_pkt(id);
@@ -481,7 +484,7 @@ impl Engine {
         }
         self.pkts[id as usize].hop += 1;
         self.pkts[id as usize].in_link = link as i32;
-        let (out, _) = self.route_link(id);
+        let out = self.hop_link(id);
         let prio = self.pkts[id as usize].prio;
         if prio != 0 && !self.admit(link, out as usize, id) {
             return;
@@ -584,9 +587,10 @@ impl Engine {
                     bw: self.bw[link],
                 };
                 let p = &mut self.pkts[id as usize];
-                if (p.nints as usize) < MAXHOP {
-                    p.ints[p.nints as usize] = rec;
+                let n = p.nints as usize;
+                if n < MAXHOP {
                     p.nints += 1;
+                    self.ints[id as usize][n] = rec;
                 }
             }
         }
@@ -611,7 +615,9 @@ impl Engine {
             size: self.p.pfc_frame,
             in_link: -1,
             ts: 0.0,
-            ints: [IntRec::default(); MAXHOP],
+            link: back as u32,
+            roff: 0,
+            rlen: 1,
         });
         self.enqueue(back as usize, id);
     }
@@ -640,20 +646,20 @@ impl Engine {
 
     fn deliver(&mut self, id: u32) {
         let pkt = self.pkts[id as usize];
-        self.free_pkts.push(id);
         let qi = pkt.qp as usize;
         match pkt.kind {
-            DATA => self.receive_data(qi, &pkt),
+            DATA => self.receive_data(qi, &pkt, id),
             CNP => {
                 if !self.qps[qi].done && self.p.cc == CC_DCQCN {
                     self.dcqcn_cnp(qi);
                 }
             }
-            _ => self.receive_ack(qi, &pkt),
+            _ => self.receive_ack(qi, &pkt, id),
         }
+        self.free_pkts.push(id);
     }
 
-    fn receive_data(&mut self, qi: usize, pkt: &Pkt) {
+    fn receive_data(&mut self, qi: usize, pkt: &Pkt, id: u32) {
         let p = self.p;
         let now = self.now;
         if pkt.ecn {
@@ -666,7 +672,7 @@ impl Engine {
         }
         let seq = pkt.seq;
         let expected = self.qps[qi].expected;
-        let ints = if pkt.has_ints { Some(pkt) } else { None };
+        let ints = if pkt.has_ints { Some((id, pkt.nints)) } else { None };
         if seq == expected {
             let q = &mut self.qps[qi];
             q.expected += pkt.payload;
@@ -698,7 +704,7 @@ impl Engine {
         }
     }
 
-    fn reply(&mut self, kind: u8, qi: usize, seq: u64, ints: Option<&Pkt>, ts: f64, ecn: bool) {
+    fn reply(&mut self, kind: u8, qi: usize, seq: u64, ints: Option<(u32, u8)>, ts: f64, ecn: bool) {
         let p = self.p;
         let mut size = p.ack_bytes;
         let mut pkt = Pkt {
@@ -718,21 +724,25 @@ impl Engine {
             size: 0,
             in_link: -1,
             ts,
-            ints: [IntRec::default(); MAXHOP],
+            link: 0,
+            roff: self.qps[qi].aoff,
+            rlen: self.qps[qi].alen,
         };
-        if let Some(src) = ints {
+        if let Some((_, n)) = ints {
             pkt.has_ints = true;
-            pkt.nints = src.nints;
-            pkt.ints = src.ints;
-            size += p.int_hop * src.nints as u64;
+            pkt.nints = n;
+            size += p.int_hop * n as u64;
         }
         pkt.size = size;
-        let first = self.qps[qi].ack_route[0] as usize;
+        let first = self.routes[self.qps[qi].aoff as usize] as usize;
         let id = self.new_pkt(pkt);
+        if let Some((src, _)) = ints {
+            self.ints[id as usize] = self.ints[src as usize];
+        }
         self.enqueue(first, id);
     }
 
-    fn receive_ack(&mut self, qi: usize, pkt: &Pkt) {
+    fn receive_ack(&mut self, qi: usize, pkt: &Pkt, id: u32) {
         if self.qps[qi].done {
             return;
         }
@@ -748,7 +758,7 @@ impl Engine {
         match self.p.cc {
             CC_DCTCP => self.dctcp_ack(qi, pkt),
             CC_TIMELY => self.timely_ack(qi, pkt),
-            CC_HPCC => self.hpcc_ack(qi, pkt),
+            CC_HPCC => self.hpcc_ack(qi, pkt, id),
             _ => {}
         }
         let port = self.qps[qi].port as usize;
@@ -990,7 +1000,7 @@ impl Engine {
         }
     }
 
-    fn hpcc_ack(&mut self, qi: usize, pkt: &Pkt) {
+    fn hpcc_ack(&mut self, qi: usize, pkt: &Pkt, id: u32) {
         let p = self.p;
         let full = pkt.seq > self.qps[qi].h_last_update;
         if !full && !p.fast_react {
@@ -1002,12 +1012,12 @@ impl Engine {
             let q = &mut self.qps[qi];
             if q.h_last_update == 0 {
                 q.h_last_update = next_seq;
-                q.h_hops = pkt.ints;
+                self.hp_hops[qi] = self.ints[id as usize];
                 q.h_nhops = n;
                 return;
             }
             if q.h_nhops != n {
-                q.h_hops = pkt.ints;
+                self.hp_hops[qi] = self.ints[id as usize];
                 q.h_nhops = n;
                 return;
             }
@@ -1021,7 +1031,7 @@ impl Engine {
         };
         let (mut big_u, mut dt) = (0.0f64, 0.0f64);
         for i in 0..n {
-            let (new, old) = (pkt.ints[i], q.h_hops[i]);
+            let (new, old) = (self.ints[id as usize][i], self.hp_hops[qi][i]);
             let tau = new.t - old.t;
             if tau <= 0.0 {
                 continue;
@@ -1032,10 +1042,7 @@ impl Engine {
                 dt = tau;
             }
         }
-        {
-            let q = &mut self.qps[qi];
-            q.h_hops = pkt.ints;
-        }
+        self.hp_hops[qi] = self.ints[id as usize];
         if dt > 0.0 {
             let q = &self.qps[qi];
             let dt = dt.min(base_rtt);
@@ -1203,6 +1210,9 @@ pub unsafe extern "C" fn pc_new(
         hdrm: vec![[0; PRIO]; links],
         xoff: vec![[false; PRIO]; links],
         pkts: Vec::new(),
+        ints: Vec::new(),
+        hp_hops: Vec::new(),
+        routes: Vec::new(),
         free_pkts: Vec::new(),
         qps: Vec::new(),
         active: 0,
@@ -1251,15 +1261,24 @@ pub unsafe extern "C" fn pc_send(
 ) {
     let e = &mut *e;
     e.now = now;
-    let route = slice(route, route_len).to_vec();
-    let ack_route = slice(ack_route, ack_len).to_vec();
+    let route = slice(route, route_len);
+    let ack_route = slice(ack_route, ack_len);
     let port = route[0];
     let rate = e.bw[port as usize];
     let qi = e.qps.len();
+    let roff = e.routes.len() as u32;
+    e.routes.extend_from_slice(route);
+    let aoff = e.routes.len() as u32;
+    e.routes.extend_from_slice(ack_route);
+    if e.p.cc == CC_HPCC {
+        e.hp_hops.push([IntRec::default(); MAXHOP]);
+    }
     e.qps.push(Qp {
         key,
-        route,
-        ack_route,
+        roff,
+        rlen: route_len as u32,
+        aoff,
+        alen: ack_len as u32,
         port,
         size,
         rate,
