@@ -213,7 +213,8 @@ pub struct Engine {
     flight: Vec<VecDeque<(f64, u32)>>,
     egress: Vec<[i64; PRIO]>,
     paused: Vec<[bool; PRIO]>,
-    busy: Vec<bool>,
+    free_at: Vec<f64>,
+    free_pending: Vec<bool>,
     tx_bytes: Vec<f64>,
     qps_at: Vec<Vec<u32>>,
     rr: Vec<usize>,
@@ -300,7 +301,12 @@ impl Engine {
     // -- ports ------------------------------------------------------------------------
 
     fn try_send(&mut self, link: usize) {
-        if self.busy[link] {
+        if self.free_at[link] > self.now {
+            if !self.free_pending[link] {
+                self.free_pending[link] = true;
+                let t = self.free_at[link];
+                self.schedule_at(t, EV_FREE, link as u32, 0);
+            }
             return;
         }
         for prio in 0..PRIO {
@@ -411,12 +417,15 @@ impl Engine {
         self.pkts[id as usize].link = link as u32;
         let size = self.pkts[id as usize].size;
         let ser = size as f64 / self.bw[link];
-        self.busy[link] = true;
+        let now = self.now;
+        self.free_at[link] = now + ser;
         self.link_bytes[link] += size as f64;
         self.tx_bytes[link] += size as f64;
         self.hops += 1;
-        let now = self.now;
-        self.schedule_at(now + ser, EV_FREE, link as u32, 0);
+        if !self.qps_at[link].is_empty() || self.queues[link].iter().any(|q| !q.is_empty()) {
+            self.free_pending[link] = true;
+            self.schedule_at(now + ser, EV_FREE, link as u32, 0);
+        }
         // a link delivers in order after a fixed latency: one pending event per link
         let t = now + ser + self.lat[link];
         self.flight[link].push_back((t, id));
@@ -1078,7 +1087,7 @@ impl Engine {
     fn dispatch(&mut self, ev: Ev) {
         match ev.kind {
             EV_FREE => {
-                self.busy[ev.a as usize] = false;
+                self.free_pending[ev.a as usize] = false;
                 self.try_send(ev.a as usize);
             }
             EV_ARRIVE => self.land(ev.a as usize),
@@ -1193,7 +1202,8 @@ pub unsafe extern "C" fn pc_new(
         flight: (0..links).map(|_| VecDeque::new()).collect(),
         egress: vec![[0; PRIO]; links],
         paused: vec![[false; PRIO]; links],
-        busy: vec![false; links],
+        free_at: vec![f64::NEG_INFINITY; links],
+        free_pending: vec![false; links],
         tx_bytes: vec![0.0; links],
         qps_at: vec![Vec::new(); links],
         rr: vec![0; links],

@@ -177,7 +177,10 @@ class PacketEngine:
         self.flight: list[deque[tuple[float, Packet]]] = [deque() for _ in range(n)]
         self.egress = [[0] * PRIORITIES for _ in range(n)]
         self.paused = [[False] * PRIORITIES for _ in range(n)]
-        self.busy = [False] * n
+        # a port is busy until free_at; its "free" event is scheduled only when something
+        # waits for it (at transmit, or when a packet or a QP asks while it is busy)
+        self.free_at = [-_INF] * n
+        self.free_pending = [False] * n
         self.tx_bytes = [0] * n
         self.qps: list[list[QueuePair]] = [[] for _ in range(n)]
         self.rr = [0] * n
@@ -304,7 +307,10 @@ class PacketEngine:
 
     def try_send(self, link: int) -> None:
         """Start the next packet on ``link`` if it is idle and has one to send."""
-        if self.busy[link]:
+        if self.free_at[link] > self.queue.now:
+            if not self.free_pending[link]:
+                self.free_pending[link] = True
+                self.queue.schedule_at(self.free_at[link], self._free, link)
             return
         queues, paused = self.queues[link], self.paused[link]
         for prio in range(PRIORITIES):
@@ -376,11 +382,13 @@ class PacketEngine:
     def _transmit(self, link: int, pkt: Packet) -> None:
         size = pkt.size
         ser = size / self.bw[link]
-        self.busy[link] = True
+        self.free_at[link] = self.queue.now + ser
         self.link_bytes[link] += size
         self.tx_bytes[link] += size
         self.hops += 1
-        self.queue.schedule(ser, self._free, link)
+        if self.qps[link] or any(self.queues[link]):
+            self.free_pending[link] = True
+            self.queue.schedule(ser, self._free, link)
         # a link delivers in order after a fixed latency: one pending event per link (the
         # head of its packets in flight) keeps the kernel's heap small
         flight = self.flight[link]
@@ -389,7 +397,7 @@ class PacketEngine:
             self.queue.schedule(ser + self.lat[link], self._land, link)
 
     def _free(self, link: int) -> None:
-        self.busy[link] = False
+        self.free_pending[link] = False
         self.try_send(link)
 
     def _enqueue(self, link: int, pkt: Packet) -> None:
