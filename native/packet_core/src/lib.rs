@@ -422,7 +422,9 @@ impl Engine {
         self.link_bytes[link] += size as f64;
         self.tx_bytes[link] += size as f64;
         self.hops += 1;
-        if !self.qps_at[link].is_empty() || self.queues[link].iter().any(|q| !q.is_empty()) {
+        if !self.free_pending[link]
+            && (!self.qps_at[link].is_empty() || self.queues[link].iter().any(|q| !q.is_empty()))
+        {
             self.free_pending[link] = true;
             self.schedule_at(now + ser, EV_FREE, link as u32, 0);
         }
@@ -1087,8 +1089,15 @@ impl Engine {
     fn dispatch(&mut self, ev: Ev) {
         match ev.kind {
             EV_FREE => {
-                self.free_pending[ev.a as usize] = false;
-                self.try_send(ev.a as usize);
+                let l = ev.a as usize;
+                if self.free_at[l] > self.now {
+                    // the port started another packet since: still the one pending
+                    let t = self.free_at[l];
+                    self.schedule_at(t, EV_FREE, l as u32, 0);
+                } else {
+                    self.free_pending[l] = false;
+                    self.try_send(l);
+                }
             }
             EV_ARRIVE => self.land(ev.a as usize),
             EV_WAKE => {

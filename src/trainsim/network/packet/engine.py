@@ -386,17 +386,21 @@ class PacketEngine:
         self.link_bytes[link] += size
         self.tx_bytes[link] += size
         self.hops += 1
-        if self.qps[link] or any(self.queues[link]):
+        if not self.free_pending[link] and (self.qps[link] or any(self.queues[link])):
             self.free_pending[link] = True
             self.queue.schedule(ser, self._free, link)
         # a link delivers in order after a fixed latency: one pending event per link (the
         # head of its packets in flight) keeps the kernel's heap small
         flight = self.flight[link]
-        flight.append((self.queue.now + ser + self.lat[link], pkt))
+        at = self.queue.now + ser + self.lat[link]
+        flight.append((at, pkt))
         if len(flight) == 1:
-            self.queue.schedule(ser + self.lat[link], self._land, link)
+            self.queue.schedule_at(at, self._land, link)
 
     def _free(self, link: int) -> None:
+        if self.free_at[link] > self.queue.now:  # the port started another packet since
+            self.queue.schedule_at(self.free_at[link], self._free, link)  # still the one pending
+            return
         self.free_pending[link] = False
         self.try_send(link)
 

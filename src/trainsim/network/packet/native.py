@@ -74,16 +74,17 @@ def available() -> bool:
 
 def _params(o: PacketOptions, ref: PacketEngine) -> list[float]:
     """The core's ``Params`` in its order (native/packet_core/src/lib.rs, ``pc_new``)."""
-    mb = 1 / 8000.0  # Mb/s -> B/ns
+    from trainsim.network.packet.cc import _mbps as mb  # Mb/s -> B/ns, the same rounding
+
     return [
         _CC_CODE[o.cc], o.mtu_bytes, o.header_bytes, o.ack_bytes, o.int_hop_bytes,
         o.pfc_frame_bytes, ref.unit, o.data_priority, o.ack_high_priority, o.pfc, ref.buffer,
         o.reserve_bytes, o.resume_offset_bytes, o.ecn, o.seed, o.ack_interval_packets,
-        o.nack_interval_us * 1e3, o.rto_us * 1e3, o.var_window, o.min_rate_mbps * mb,
-        o.rate_ai_mbps * mb, o.rate_hai_mbps * mb, o.ewma_gain,
+        o.nack_interval_us * 1e3, o.rto_us * 1e3, o.var_window, mb(o.min_rate_mbps),
+        mb(o.rate_ai_mbps), mb(o.rate_hai_mbps), o.ewma_gain,
         o.dcqcn_alpha_resume_interval_us * 1e3, o.dcqcn_rate_decrease_interval_us * 1e3,
         o.dcqcn_rp_timer_us * 1e3, o.dcqcn_fast_recovery_times, o.dcqcn_clamp_target_rate,
-        o.cnp_interval_us * 1e3, o.dctcp_rate_ai_mbps * mb, o.timely_alpha, o.timely_beta,
+        o.cnp_interval_us * 1e3, mb(o.dctcp_rate_ai_mbps), o.timely_alpha, o.timely_beta,
         o.timely_t_low_us * 1e3, o.timely_t_high_us * 1e3, o.timely_min_rtt_us * 1e3,
         o.hpcc_eta, o.hpcc_max_stage, o.hpcc_fast_react, o.monitor_interval_us * 1e3,
     ]  # fmt: skip
