@@ -150,3 +150,40 @@ def test_a_native_engine_that_is_not_built_is_refused(monkeypatch: pytest.Monkey
     finally:
         monkeypatch.delenv("TRAINSIM_PACKET_CORE")
         native._load.cache_clear()
+
+
+def test_events_stay_a_few_per_packet_hop_under_pauses() -> None:
+    # one pending "port free" event per port: PFC-paused ports once multiplied them
+    queue = EventQueue()
+    net = PacketNetwork(
+        None,
+        queue,
+        graph=star(9),
+        options=PacketOptions(engine="python", cc="none", has_window=False),
+    )
+    for s in range(8):
+        net.send(s, 8, 500_000, lambda _: None)
+    queue.run()
+    engine = net.engine
+    assert engine.pause_frames > 0
+    assert queue.events_processed < 3 * engine.hops
+
+
+@native_only
+@pytest.mark.parametrize("cc", ["none", "hpcc"])
+def test_the_compiled_core_matches_the_reference_in_a_paused_incast(cc: str) -> None:
+    def run(engine: str) -> dict[int, float]:
+        queue = EventQueue()
+        net = PacketNetwork(
+            None,
+            queue,
+            graph=star(9),
+            options=PacketOptions(engine=engine, cc=cc, has_window=False),
+        )
+        done: dict[int, float] = {}
+        for s in range(8):
+            net.send(s, 8, 1_000_000, lambda key: done.__setitem__(key, queue.now), s)
+        queue.run()
+        return done
+
+    assert run("native") == run("python")
