@@ -159,7 +159,7 @@ def test_events_stay_a_few_per_packet_hop_under_pauses() -> None:
         None,
         queue,
         graph=star(9),
-        options=PacketOptions(engine="python", cc="none", has_window=False),
+        options=PacketOptions(engine="python", cc="none", has_window=False, buffer_mib=1.0),
     )
     for s in range(8):
         net.send(s, 8, 500_000, lambda _: None)
@@ -178,7 +178,7 @@ def test_the_compiled_core_matches_the_reference_in_a_paused_incast(cc: str) -> 
             None,
             queue,
             graph=star(9),
-            options=PacketOptions(engine=engine, cc=cc, has_window=False),
+            options=PacketOptions(engine=engine, cc=cc, has_window=False, buffer_mib=1.0),
         )
         done: dict[int, float] = {}
         for s in range(8):
