@@ -210,6 +210,7 @@ pub struct Engine {
     pmax: Vec<f64>,
     queues: Vec<[VecDeque<u32>; PRIO]>,
     qbytes: Vec<i64>,
+    nonempty: Vec<u8>, // bit p: queue p of the port holds packets
     flight: Vec<VecDeque<(f64, u32)>>,
     egress: Vec<[i64; PRIO]>,
     paused: Vec<[bool; PRIO]>,
@@ -309,9 +310,15 @@ impl Engine {
             }
             return;
         }
-        for prio in 0..PRIO {
-            if !self.queues[link][prio].is_empty() && (prio == 0 || !self.paused[link][prio]) {
+        let mut mask = self.nonempty[link];
+        while mask != 0 {
+            let prio = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            if prio == 0 || !self.paused[link][prio] {
                 let id = self.queues[link][prio].pop_front().unwrap();
+                if self.queues[link][prio].is_empty() {
+                    self.nonempty[link] &= !(1u8 << prio);
+                }
                 let (size, in_link) = {
                     let p = &self.pkts[id as usize];
                     (p.size, p.in_link)
@@ -423,7 +430,7 @@ impl Engine {
         self.tx_bytes[link] += size as f64;
         self.hops += 1;
         if !self.free_pending[link]
-            && (!self.qps_at[link].is_empty() || self.queues[link].iter().any(|q| !q.is_empty()))
+            && (!self.qps_at[link].is_empty() || self.nonempty[link] != 0)
         {
             self.free_pending[link] = true;
             self.schedule_at(now + ser, EV_FREE, link as u32, 0);
@@ -450,6 +457,7 @@ impl Engine {
             (p.prio as usize, p.size as i64)
         };
         self.queues[link][prio].push_back(id);
+        self.nonempty[link] |= 1u8 << prio;
         let q = self.qbytes[link] + size;
         self.qbytes[link] = q;
         if q > self.peak[link] {
@@ -1208,6 +1216,7 @@ pub unsafe extern "C" fn pc_new(
         pmax: slice(pmax, links).to_vec(),
         queues: (0..links).map(|_| Default::default()).collect(),
         qbytes: vec![0; links],
+        nonempty: vec![0; links],
         flight: (0..links).map(|_| VecDeque::new()).collect(),
         egress: vec![[0; PRIO]; links],
         paused: vec![[false; PRIO]; links],
