@@ -4,6 +4,8 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.installed-test
+# the packet backend's compiled core (Rust, no crates); without cargo it runs in Python
+NATIVE := src/trainsim/network/packet/_native/libpacket_core.so
 
 .PHONY: run test lint bench clean
 
@@ -17,10 +19,16 @@ $(TEST_STAMP): $(STAMP)
 	$(PY) -m pip install -q -e '.[test,dask,sweep,repurpose]'
 	touch $@
 
-run: $(STAMP)
+$(NATIVE): native/packet_core/src/lib.rs native/packet_core/Cargo.toml
+	@if command -v cargo >/dev/null 2>&1; then \
+		cargo build -q --release --offline --manifest-path native/packet_core/Cargo.toml && \
+		mkdir -p $(dir $@) && cp native/packet_core/target/release/libpacket_core.so $@.tmp && mv $@.tmp $@; \
+	else echo "cargo not found: the packet backend will use its Python engine"; fi
+
+run: $(STAMP) $(NATIVE)
 	$(VENV)/bin/trainsim run examples/ring_allreduce/platform.yaml --workload examples/ring_allreduce/workload/ring
 
-lint: $(TEST_STAMP)
+lint: $(TEST_STAMP) $(NATIVE)
 	$(VENV)/bin/ruff check src tests bench examples docs
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
@@ -32,4 +40,4 @@ bench: $(STAMP)
 	$(PY) bench/run_all.py
 
 clean:
-	rm -rf $(VENV) build dist src/*.egg-info
+	rm -rf $(VENV) build dist src/*.egg-info native/packet_core/target $(dir $(NATIVE))

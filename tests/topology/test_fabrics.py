@@ -54,3 +54,10 @@ def test_unreachable_and_bad_edges_are_clear_errors(tmp_path):
     bad.write_text("0 1 fast 10\n")
     with pytest.raises(ConfigError, match="line 1: not numbers"):
         load_edge_list(bad, 2)
+
+
+def test_leaf_spine_uplinks_may_have_their_own_latency():
+    g = leaf_spine(32, 8, 4, 25e9, 5000.0, oversubscription=2.0, uplink_latency_ns=12500.0)
+    route = g.route(0, 31)
+    assert [g.latency_ns[link] for link in route] == [5000.0, 12500.0, 12500.0, 5000.0]
+    assert g.bandwidth[route[1]] == 25e9  # 8 x 25 / 2 over 4 uplinks

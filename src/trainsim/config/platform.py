@@ -297,6 +297,7 @@ def _fabric(f: FabricModel | None, file: str) -> FabricSpec | None:
         oversubscription=f.oversubscription,
         bandwidth=f.bandwidth_gbps * GBPS,
         latency_ns=f.latency_ns,
+        uplink_latency_ns=f.uplink_latency_ns,
         file=graph_file,
     )
 

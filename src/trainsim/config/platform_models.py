@@ -130,6 +130,7 @@ class FabricModel(_Model):
     oversubscription: Positive = 1.0
     bandwidth_gbps: GBpsOrZero = Field(0.0, description="Host link bandwidth, GB/s or with its unit (leaf_spine)")
     latency_ns: NonNeg = 0.0
+    uplink_latency_ns: NonNeg | None = Field(None, description="Leaf-spine link latency, ns (leaf_spine; default latency_ns)")
     file: str = Field("", description="Edge list ('a b bandwidth_gbps latency_ns' lines) or GraphML, for kind graph")
 
     @model_validator(mode="after")

@@ -49,6 +49,7 @@ class FabricSpec:
     oversubscription: float = 1.0
     bandwidth: float = 0.0  # B/s per host link
     latency_ns: float = 0.0  # per link
+    uplink_latency_ns: float | None = None  # leaf-spine links (leaf_spine); None: latency_ns
     file: str = ""  # edge list or GraphML, for kind "graph"
 
 

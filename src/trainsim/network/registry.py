@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from trainsim.errors import ConfigError
-from trainsim.network.protocol import ONE_LINK, PAIRWISE, Capabilities
+from trainsim.network.protocol import NO_SYMMETRY, ONE_LINK, PAIRWISE, Capabilities
 
 if TYPE_CHECKING:
     from trainsim.config.types import NetworkSpec
@@ -78,6 +78,13 @@ _BUILTIN = (
         "trainsim.network.flow:FlowNetwork",
         Capabilities(symmetry=ONE_LINK),
         "concurrent flows share links by max-min fairness",
+    ),
+    BackendEntry(
+        "packet",
+        "trainsim.network.packet.backend:PacketNetwork",
+        Capabilities(symmetry=NO_SYMMETRY),
+        "RoCE packets: shared-buffer switches, PFC, ECN, DCQCN / DCTCP / TIMELY / HPCC",
+        "trainsim.network.packet.config:PacketOptions",
     ),
 )
 _REGISTRY: dict[str, BackendEntry] = {entry.name: entry for entry in _BUILTIN}

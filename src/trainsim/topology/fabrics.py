@@ -47,13 +47,14 @@ def leaf_spine(
     latency_ns: float,
     *,
     oversubscription: float = 1.0,
+    uplink_latency_ns: float | None = None,
 ) -> RoutedGraph:
     """Two-level Clos: each leaf joins ``hosts_per_leaf`` ranks and every spine.
 
     Each leaf's uplink capacity is ``hosts_per_leaf * host_bandwidth / oversubscription``,
     spread over its ``spines`` uplinks (oversubscription 2 means 2:1). Routes: host -> leaf
     -> host within a leaf, else host -> leaf -> spine (ECMP by a hash of the pair) -> leaf ->
-    host.
+    host. ``uplink_latency_ns`` (default ``latency_ns``) is the leaf-spine links' latency.
     """
     if npus < 1 or hosts_per_leaf < 1 or spines < 1 or oversubscription <= 0:
         raise ConfigError(f"leaf-spine needs positive sizes and oversubscription, got npus={npus}, hosts_per_leaf={hosts_per_leaf}, spines={spines}, oversubscription={oversubscription}")
@@ -67,8 +68,9 @@ def leaf_spine(
         g.add_link(leaf, h, host_bandwidth, latency_ns, 0)
     for leaf in range(leaf0, spine0):
         for spine in range(spine0, spine0 + spines):
-            g.add_link(leaf, spine, uplink_bw, latency_ns, 1)
-            g.add_link(spine, leaf, uplink_bw, latency_ns, 1)
+            up_ns = latency_ns if uplink_latency_ns is None else uplink_latency_ns
+            g.add_link(leaf, spine, uplink_bw, up_ns, 1)
+            g.add_link(spine, leaf, uplink_bw, up_ns, 1)
 
     def router(src: int, dst: int) -> tuple[int, ...]:
         a, b = leaf0 + src // hosts_per_leaf, leaf0 + dst // hosts_per_leaf
@@ -189,7 +191,7 @@ def build_graph(spec: NetworkSpec) -> LinkGraph:
     if fabric is None:
         return MultiDimGraph([d.kind for d in spec.dims], [d.size for d in spec.dims], [d.bandwidth for d in spec.dims], [d.latency_ns for d in spec.dims])
     if fabric.kind == "leaf_spine":
-        return leaf_spine(spec.npus, fabric.hosts_per_leaf, fabric.spines, fabric.bandwidth, fabric.latency_ns, oversubscription=fabric.oversubscription)
+        return leaf_spine(spec.npus, fabric.hosts_per_leaf, fabric.spines, fabric.bandwidth, fabric.latency_ns, oversubscription=fabric.oversubscription, uplink_latency_ns=fabric.uplink_latency_ns)
     return load_edge_list(fabric.file, spec.npus)
 
 

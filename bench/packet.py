@@ -1,0 +1,100 @@
+"""Speed of the packet backend (issue 22): a collective on the HOTI'22 RoCE fabric
+(examples/roce), packets per second, and the same collective on the flow backend.
+
+Per case: simulated time on the packet and flow backends and their ratio, the packet run's
+wall and CPU time (the machine may be shared: CPU time is the process's own), its data packets (1000 B each, resends included), link transmissions (every
+packet kind, every hop), packets per second and kernel events per second. Not a test;
+nothing here asserts a time.
+
+    PYTHONPATH=src python bench/packet.py [--npus 32|128] [--size-mib N] [--collective all_reduce]
+                                          [--cc dcqcn] [--cells K] [--engine python|native]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import time
+from pathlib import Path
+
+from trainsim.config.platform import load_platform
+from trainsim.engine import EventQueue
+from trainsim.system.api import simulate
+from trainsim.workload.micro import collective_workload
+
+ROCE = Path(__file__).resolve().parents[1] / "examples" / "roce"
+
+
+def main() -> dict[str, object]:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--npus", type=int, default=32, choices=(32, 128))
+    ap.add_argument("--size-mib", type=float, default=1.0)
+    ap.add_argument("--collective", default="all_reduce")
+    ap.add_argument("--cc", default=None)
+    ap.add_argument("--cells", type=int, default=1)
+    ap.add_argument("--engine", default=None)
+    args = ap.parse_args()
+    platform = load_platform(ROCE / f"platform_{args.npus}.yaml")
+    opts = platform.backend_options["packet"]
+    changes: dict[str, object] = {"cell_packets": args.cells}
+    if args.cc:
+        changes["cc"] = args.cc
+    if args.engine:
+        changes["engine"] = args.engine
+    opts = opts.model_copy(update=changes)
+    platform = dataclasses.replace(
+        platform, backend_options={**platform.backend_options, "packet": opts}
+    )
+    graphs = collective_workload(args.npus, args.collective, int(args.size_mib * 2**20))
+
+    captured: list[object] = []
+    import trainsim.system.api as api
+
+    original = api.make_network
+
+    def spy(plat, queue: EventQueue, backend: str, *, compat_astra: bool):  # type: ignore[no-untyped-def]
+        net = original(plat, queue, backend, compat_astra=compat_astra)
+        captured.append((net, queue))
+        return net
+
+    api.make_network = spy  # type: ignore[assignment]
+    t0, c0 = time.perf_counter(), time.process_time()
+    packet = simulate(platform, graphs, backend="packet")
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    api.make_network = original  # type: ignore[assignment]
+    net, queue = captured[-1]  # type: ignore[misc]
+    counters = net.counters()  # type: ignore[attr-defined]
+    t1 = time.perf_counter()
+    flow = simulate(platform, graphs, backend="flow")
+    flow_wall = time.perf_counter() - t1
+    out = {
+        "npus": args.npus,
+        "collective": args.collective,
+        "size_mib": args.size_mib,
+        "cc": opts.cc,
+        "cells": args.cells,
+        "engine": getattr(opts, "engine", "python"),
+        "packet_us": packet.makespan_s * 1e6,
+        "flow_us": flow.makespan_s * 1e6,
+        "packet_over_flow": packet.makespan_s / flow.makespan_s,
+        "wall_s": wall,
+        "cpu_s": cpu,
+        "flow_wall_s": flow_wall,
+        "data_packets": counters["packets_sent"],
+        "link_transmissions": counters["link_transmissions"],
+        "packets_per_s": counters["packets_sent"] / wall,
+        "packets_per_cpu_s": counters["packets_sent"] / cpu,
+        "events": queue.events_processed + getattr(net.engine, "core_events", 0),  # type: ignore[attr-defined]
+        "pause_frames": counters["pause_frames"],
+        "ecn_marks": counters["ecn_marks"],
+        "drops": counters["drops"],
+    }
+    for key, value in out.items():
+        print(f"{key:20s} {value:.4g}" if isinstance(value, float) else f"{key:20s} {value}")
+    print(json.dumps(out))
+    return out
+
+
+if __name__ == "__main__":
+    main()

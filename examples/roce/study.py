@@ -1,0 +1,133 @@
+"""The HOTI'22 RoCE study on the 32-NPU fabric (platform_32.yaml): does congestion control
+change the time of training collectives? Each scheme against PFC only.
+
+Cases (sizes per NPU):
+- all-reduce, two-level ring (topology-aware: a ring inside each rack, then across racks);
+- all-to-all, two-level direct (inside the rack, then across) against naive direct (one flat
+  dimension of 32: every NPU sends to all 31 others at once, across the 2:1 core);
+- incast: 31 NPUs send to NPU 0 at once (one message each).
+
+Prints, per case and scheme, the simulated time, its ratio to PFC only, pause time summed
+over links, ECN marks and drops; then one JSON line.
+
+    PYTHONPATH=src python examples/roce/study.py [--size-mib 4] [--engine native]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+from trainsim.config.platform import load_platform
+from trainsim.config.types import DimSpec, Platform
+from trainsim.engine import EventQueue
+from trainsim.network.registry import make_backend
+from trainsim.system.api import simulate
+from trainsim.workload.micro import collective_workload
+
+HERE = Path(__file__).resolve().parent
+SCHEMES = ("none", "dcqcn", "dctcp", "timely", "hpcc")
+
+
+def _with(platform: Platform, **changes: Any) -> Platform:
+    opts = platform.backend_options["packet"].model_copy(update=changes)
+    return dataclasses.replace(
+        platform, backend_options={**platform.backend_options, "packet": opts}
+    )
+
+
+def _flat(platform: Platform) -> Platform:
+    """The same fabric seen as one flat dimension (naive, topology-unaware collectives)."""
+    d0 = platform.network.dims[0]
+    dim = DimSpec(
+        kind="Switch", size=platform.network.npus, bandwidth=d0.bandwidth, latency_ns=d0.latency_ns
+    )
+    network = dataclasses.replace(platform.network, dims=(dim,))
+    impl = platform.system.implementations
+    impl = dataclasses.replace(impl, all_to_all=impl.all_to_all[:1], all_reduce=impl.all_reduce[:1])
+    system = dataclasses.replace(platform.system, implementations=impl)
+    return dataclasses.replace(platform, network=network, system=system)
+
+
+def _collective(platform: Platform, collective: str, size: int) -> dict[str, float]:
+    import trainsim.system.api as api
+
+    captured: list[Any] = []
+    original = api.make_network
+
+    def spy(plat: Platform, queue: EventQueue, backend: str, *, compat_astra: bool) -> Any:
+        net = original(plat, queue, backend, compat_astra=compat_astra)
+        captured.append(net)
+        return net
+
+    api.make_network = spy  # type: ignore[assignment]
+    try:
+        result = simulate(
+            platform, collective_workload(platform.network.npus, collective, size), backend="packet"
+        )
+    finally:
+        api.make_network = original  # type: ignore[assignment]
+    return _summary(result.makespan_s * 1e6, captured[-1].counters())
+
+
+def _incast(platform: Platform, size: int) -> dict[str, float]:
+    queue = EventQueue()
+    net: Any = make_backend(
+        "packet",
+        platform.network,
+        queue,
+        compat_astra=False,
+        options=platform.backend_options["packet"],
+    )
+    done: list[float] = []
+    for src in range(1, platform.network.npus):
+        net.send(src, 0, size, lambda _: done.append(queue.now))
+    queue.run()
+    return _summary(max(done) / 1e3, net.counters())
+
+
+def _summary(time_us: float, counters: dict[str, Any]) -> dict[str, float]:
+    return {
+        "time_us": time_us,
+        "pause_us": counters["total_pause_ns"] / 1e3,
+        "ecn_marks": counters["ecn_marks"],
+        "drops": counters["drops"],
+    }
+
+
+def main() -> dict[str, Any]:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--size-mib", type=float, default=4.0)
+    ap.add_argument("--engine", default="auto")
+    args = ap.parse_args()
+    size = int(args.size_mib * 2**20)
+    base = load_platform(HERE / "platform_32.yaml")
+    cases = {
+        "all-reduce, two-level ring": lambda p: _collective(p, "all_reduce", size),
+        "all-to-all, two-level direct": lambda p: _collective(p, "all_to_all", size),
+        "all-to-all, naive direct": lambda p: _collective(_flat(p), "all_to_all", size),
+        "incast 31 -> 1": lambda p: _incast(p, size),
+    }
+    out: dict[str, Any] = {}
+    for case, run in cases.items():
+        rows = {cc: run(_with(base, cc=cc, engine=args.engine)) for cc in SCHEMES}
+        pfc = rows["none"]["time_us"]
+        print(f"\n{case} ({args.size_mib:g} MiB per NPU)")
+        print(
+            f"  {'scheme':8s} {'time us':>10s} {'vs PFC':>8s} {'pause us':>10s} {'ECN':>8s} {'drops':>6s}"
+        )
+        for cc, r in rows.items():
+            r["vs_pfc_only"] = r["time_us"] / pfc
+            print(
+                f"  {cc:8s} {r['time_us']:10.1f} {r['vs_pfc_only']:8.3f} {r['pause_us']:10.1f} {r['ecn_marks']:8d} {r['drops']:6d}"
+            )
+        out[case] = rows
+    print(json.dumps(out))
+    return out
+
+
+if __name__ == "__main__":
+    main()
