@@ -56,7 +56,7 @@ GROUPS = {
 def test_collective_closed_form_equals_simulation(group, comm_type):
     members = GROUPS[group]
     ours = CommModel(PLATFORM).collective(int(comm_type), SIZE, members)
-    assert ours == pytest.approx(simulated(members, comm_type), rel=1e-4, abs=20e-9)
+    assert ours == pytest.approx(simulated(members, comm_type), rel=1e-7, abs=1e-9)
 
 
 def test_send_closed_form():

@@ -55,6 +55,7 @@ CASES = [
     Parallelism(tp=1, pp=4, dp=4, micro_batch=1, global_batch=64, schedule="gpipe", zero=2),
     Parallelism(tp=16, pp=1, dp=1, micro_batch=4, global_batch=64),
     Parallelism(tp=2, pp=1, dp=8, micro_batch=2, global_batch=64, zero=3),
+    Parallelism(tp=1, pp=2, dp=8, micro_batch=1, global_batch=64, zero=3, recompute="full"),
 ]
 
 

@@ -6,7 +6,9 @@ A1-A2, D5; ``network/analytical.py``, ``collectives/logical.py``, ``endpoint/ast
 
 - a message of ``b`` bytes between two ranks costs ``hops x latency + b / bandwidth`` on the
   first network dimension where their coordinates differ, plus the endpoint's insertion delay
-  (``endpoint_delay_ns``; the fixed 10 ns "fast" path for a communicator group's ring);
+  (``endpoint_delay_ns``; the fixed 10 ns "fast" path for a communicator group's ring); each
+  phase of a collective starts with one insertion before its first send (E1-E3, D1-D2: a
+  ring phase is ``E + sends x (net + E)``);
 - a collective on a communicator group smaller than the machine runs one flat ring over the
   members in their listed order (ring algorithm, one chunk per step). Ring all-reduce on ``n``
   members is ``n - 1`` reduce-scatter steps and ``n - 1`` all-gather steps of ``S / n`` bytes;
@@ -96,7 +98,7 @@ class CommModel:
         for count, chunk, reduce in phases:
             extra = _REDUCE_TRAFFIC * chunk / self.reduce_bw if reduce else 0.0
             chains.append((count, FAST_PATH_NS * 1e-9 + fixed + chunk * per_byte + extra))
-        return _longest_chain(chains, n)
+        return FAST_PATH_NS * 1e-9 + _longest_chain(chains, n)  # the start's insertion (D1)
 
     def _on_dims(self, comm_type: int, size: float) -> float:
         impl = self.platform.system.implementations
@@ -133,11 +135,12 @@ class CommModel:
         chunk = data if kind == AG else data / n
         move = steps * (self.endpoint_s + hop * self.latency_s[d] + chunk / self.bandwidth[d])
         reduce = (n - 1) * _REDUCE_TRAFFIC * chunk / self.reduce_bw
+        start = self.endpoint_s  # the phase's start action: one insertion (D1, D2)
         if kind == AR:
-            return 2 * move + reduce, data
+            return start + 2 * move + reduce, data
         if kind == RS:
-            return move + reduce, data / n
-        return move, data * n
+            return start + move + reduce, data / n
+        return start + move, data * n
 
 
 def _longest_chain(phases: Sequence[tuple[int, np.ndarray]], n: int) -> float:

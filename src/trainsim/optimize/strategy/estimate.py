@@ -8,9 +8,11 @@ and head) priced by the same operator timer, and the collectives and sends price
 
 - per micro-batch, a stage's forward ``F_s`` and backward ``B_s`` are its layers' compute plus
   their tensor-parallel collectives (blocking in the generated graph, so exposed in full),
-  plus the embedding on stage 0 and the head on the last stage; under ZeRO-3 each layer waits
-  for its weight all-gather beyond the compute it hides behind (prefetched one layer ahead),
-  and its backward for the gradient reduce-scatter too;
+  plus the embedding on stage 0 and the head on the last stage; under ZeRO-3 (one stream for
+  the gathers and reduce-scatters, on the rank's one GPU communication slot) each layer waits
+  for the next layer's weight all-gather beyond its compute (prefetched one layer ahead), its
+  backward for the previous layer's gradient reduce-scatter too, and each chunk pass for its
+  first gather and its backward's last reduce-scatter in full (nothing computes before them);
 - pipeline sends: each chunk a micro-batch crosses costs one message plus, with Megatron's
   scatter/gather (SC'21 §4.1), the receiver's TP all-gather, forward and backward: ``X = 2 v
   (send + all-gather)`` per micro-batch and stage;
@@ -22,7 +24,8 @@ and head) priced by the same operator timer, and the collectives and sends price
 - after its last backward, stage ``s`` (which ends ``s`` chunk-backwards before stage 0) runs
   the tied-embedding all-reduce, the data-parallel gradient all-reduce (ZeRO-1/2:
   reduce-scatter, the optimizer step on the shard, the parameter all-gather) and the optimizer
-  step (a memory-bound kernel of 28 bytes per parameter):
+  step (a memory-bound kernel of 28 bytes per parameter); an offloaded optimizer's state load
+  and store hold the GPU communication slot, so they add to the synchronization:
   ``T = max_s(T_pipe - s (B_s / v + send + all-gather) + tail_s)``.
 
 The estimate's error against simulation is measured by the search on the candidates it
@@ -169,11 +172,22 @@ class StepEstimator:
         zero3 = par.zero >= 3 and dp > 1
         dp_group = tuple(d * tp for d in range(dp))
         layer_params = spec.dense_params_per_layer() / tp
+        f_pass = b_pass = 0.0  # per chunk pass: the ZeRO-3 collectives no compute hides
         if zero3:
             ag = self.comm.collective(AG, int(layer_params * par.param_bytes / dp), dp_group)
             rs = self.comm.collective(RS, int(layer_params * par.grad_bytes), dp_group)
-            f_layer += max(0.0, ag - b.layer_fwd.compute_s)
-            b_layer += max(0.0, ag + rs - b.layer_bwd.compute_s)
+            ag_b = ag if par.reshard_after_forward else 0.0
+            if par.zero3_prefetch >= 1:
+                # one stream: a layer's compute hides the next layer's gather (and in the
+                # backward the previous layer's reduce-scatter) but a pass's first gather
+                # and its backward's last reduce-scatter wait alone
+                f_stall = max(0.0, ag - b.layer_fwd.compute_s)
+                b_stall = max(0.0, ag_b + rs - b.layer_bwd.compute_s)
+                f_pass, b_pass = ag - f_stall, ag_b + rs - b_stall
+            else:  # gathered when the layer starts, reduced before the next one's gather
+                f_stall, b_stall = ag, ag_b + rs
+            f_layer += f_stall
+            b_layer += b_stall
         send = gather = 0.0
         if pp > 1:
             send = self.comm.send_s(0, stride, b.p2p_bytes)
@@ -183,8 +197,8 @@ class StepEstimator:
         compute: list[float] = []
         tp_exposed: list[float] = []
         for s in range(pp):
-            f = layers * f_layer
-            bw = layers * b_layer
+            f = layers * f_layer + v * f_pass
+            bw = layers * b_layer + v * b_pass
             c = layers * (b.layer_fwd.compute_s + b.layer_bwd.compute_s)
             t = layers * (f_tp + b_tp)
             if s == 0:
@@ -274,9 +288,9 @@ class StepEstimator:
             if dp > 1 and par.zero in (1, 2)
             else 0.0
         )
-        if par.offload_optimizer:  # load beside the sync, store beside the parameter all-gather
+        if par.offload_optimizer:  # the load and store hold the GPU communication slot too
             access = self.tier_access_s(int(par.optimizer_bytes * local), par.world)
-            return max(sync, access) + optimizer + max(access, gather)
+            return sync + access + optimizer + access + gather
         return sync + optimizer + gather
 
     def tier_access_s(self, nbytes: int, world: int) -> float:
