@@ -55,9 +55,9 @@ LIMITS: dict[str, Limit] = {
         ),
         Limit(
             "graph_nodes",
-            50_000_000,
+            2_000_000,
             "nodes",
-            "nodes of one rank's graph (about 50 bytes each in memory)",
+            "nodes of one rank's graph (a generator makes about 10,000 a second)",
         ),
         Limit("files", 100_000, "files", "files one command writes"),
         Limit(

@@ -110,6 +110,10 @@ def _check_host_memory(world: int, nodes_per_rank: int) -> None:
         )
 
 
+_PROBE_ABOVE_MICROBATCHES = 1000
+"""Above this many micro-batches, :func:`_check_budget` counts one micro-batch's nodes."""
+
+
 def _check_budget(model: TransformerSpec | LayeredModel, par: Parallelism) -> None:
     """Refuse, before any graph is built, a step whose rank graphs are over the limits of
     ``trainsim.budget`` (docs/limits.md). A stage's graph has at least one node per micro-batch
@@ -117,6 +121,11 @@ def _check_budget(model: TransformerSpec | LayeredModel, par: Parallelism) -> No
     budget.check("ranks", par.world, f"TP x PP x DP = {par.world:,} ranks", way_under="use smaller --tp, --pp or --dp")
     layers = len(model.layers) if isinstance(model, LayeredModel) else model.layers
     nodes = max(par.microbatches, 2 * max(1, layers // par.pp))
+    if par.microbatches > _PROBE_ABOVE_MICROBATCHES and nodes <= budget.LIMITS["graph_nodes"].value:
+        # a stage's graph grows by about the same nodes per micro-batch: generate one micro-batch
+        # (one replica, no timer) and count, halved to stay a lower bound
+        one = generate(model, replace(par, dp=1, ep=1, global_batch=par.micro_batch), check_memory=False)
+        nodes = max(nodes, max(one.info["nodes_per_stage"]) // 2 * par.microbatches)
     budget.check(
         "graph_nodes",
         nodes,
