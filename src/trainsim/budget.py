@@ -60,13 +60,14 @@ LIMITS: dict[str, Limit] = {
             "nodes of one rank's graph (a generator makes about 10,000 a second)",
         ),
         Limit("files", 100_000, "files", "files one command writes"),
+        Limit("chunks", 100_000, "chunks", "chunks one collective is cut into (preferred-dataset-splits)"),
         Limit(
             "combinations",
             1_000_000,
             "combinations",
             "sweep combinations enumerated, counted before any is built",
         ),
-        Limit("points", 10_000, "points", "optimizer runs of one budget range (--budgets COUNT)"),
+        Limit("points", 200, "points", "optimizer runs of one budget range (--budgets COUNT; about 0.1 s each)"),
         Limit("memory", 8 * GIB, "bytes", "one allocation's estimated size (8 GiB)"),
         Limit(
             "decompressed",

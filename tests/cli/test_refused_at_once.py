@@ -2,6 +2,7 @@
 exit code 2, with nothing written; each of these took minutes, gigabytes or a million files."""
 
 import gzip
+import json
 import sqlite3
 from pathlib import Path
 
@@ -174,7 +175,7 @@ def test_optimize_a_hundred_million_budgets(tmp_path, capsys):
             "--workload", str(libra_path("workload", "ResNet_50.txt")),
             "--communicator", str(libra_path("communicator", "ResNet_50_3d.yml")),
             "--constraint", "sum == 500", "--plot", str(tmp_path / "p.png"), "--budgets", "1:1000:100000000"]  # fmt: skip
-    refused(argv, capsys, "100,000,000 optimizer runs", "limit of 10,000 points")
+    refused(argv, capsys, "100,000,000 optimizer runs", "limit of 200 points")
     assert not (tmp_path / "p.png").exists()
 
 
@@ -191,3 +192,24 @@ def test_a_full_device_as_output_is_refused_before_the_run(capsys):
     example = EXAMPLES / "ring_allreduce"
     refused(["run", str(example / "platform.yaml"), "--workload", str(example / "workload" / "ring"), "--json", "/dev/full"],
             capsys, "--json", "/dev/full", "No space left")  # fmt: skip
+
+
+@pytest.mark.parametrize("splits", [10**6, 10**30])
+def test_a_million_splits_of_a_collective(tmp_path, capsys, splits):
+    """Found by the fuzz suite (and issue 24): preferred-dataset-splits of 10^6..10^30 ran for
+    minutes; the chunks are counted before they are listed."""
+    inputs = WORKLOADS.parent / "reference-results" / "inputs"
+    system = json.loads((inputs / "system" / "1d_ring.json").read_text())
+    system["preferred-dataset-splits"] = splits
+    (tmp_path / "system.json").write_text(json.dumps(system))
+    argv = ["run", f"--network-configuration={inputs / 'network' / 'ring8.yml'}", f"--system-configuration={tmp_path / 'system.json'}",
+            f"--workload-configuration={inputs / 'workload' / 'all_reduce' / '8npus_1MiB' / 'et'}",
+            f"--remote-memory-configuration={inputs / 'remote_memory.json'}"]  # fmt: skip
+    refused(argv, capsys, "1,048,576 B in", "chunks, over the limit of 100,000 chunks", "preferred-dataset-splits")
+
+
+def test_a_collective_type_that_is_not_a_name(tmp_path, capsys):
+    """Found by the fuzz suite: a sweep whose collective type is a number was an AttributeError."""
+    path = _sweep(tmp_path, '  - {field: "platform.network.dims[0].latency_ns", name: a, values: [500]}\n')
+    path.write_text(path.read_text().replace("type: all_reduce", "type: 1.0e-300"))
+    refused(["sweep", str(path), "--store", str(tmp_path / "s.sqlite"), "--jobs", "1"], capsys, "got 1e-300; expected a collective name")
