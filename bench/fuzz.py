@@ -46,6 +46,9 @@ def _one(job: tuple[str, int, float]) -> dict:
         out = run_case(case, bound_s=bound_s)
         return {"kind": kind, "seed": seed, "verdict": out.verdict, "code": out.code, "seconds": out.seconds,
                 "signature": out.signature, "detail": out.detail, "case": case.describe()}  # fmt: skip
+    except BaseException as exc:  # the harness itself failed on this case: counted apart, never lost
+        return {"kind": kind, "seed": seed, "verdict": "harness", "code": None, "seconds": 0.0,
+                "signature": f"harness {type(exc).__name__}", "detail": str(exc)[:300], "case": f"{kind}#{seed}"}  # fmt: skip
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -77,7 +80,8 @@ def main() -> int:
         print(f"{len(cases):5d}  {sig}\n       e.g. {cases[0][:400]}")
     print(f"{args.n} cases ({', '.join(f'{k} {sum(c.values())}' for k, c in by_kind.items())}) in {wall:.0f} s: "
           f"{counts['traceback']} tracebacks, {counts['hang']} hangs ({args.bound_s:.0f} s each), "
-          f"{counts['accepted']} wrongly accepted, {len(signatures)} distinct failure signatures")  # fmt: skip
+          f"{counts['accepted']} wrongly accepted, {len(signatures)} distinct failure signatures"
+          + (f" ({counts['harness']} cases the harness failed on)" if counts["harness"] else ""))  # fmt: skip
     print(json.dumps({"bench": "fuzz", "n": args.n, "start": args.start, "bound_s": args.bound_s, "wall_s": wall,
                       "tracebacks": counts["traceback"], "hangs": counts["hang"], "accepted": counts["accepted"],
                       "ok": counts["ok"], "by_kind": {k: dict(c) for k, c in by_kind.items()},

@@ -15,6 +15,7 @@ makespan) does not return 0 (wrongly accepted).
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
 import json
 import random
@@ -101,7 +102,7 @@ def mutate_data(data: Any, rng: random.Random) -> tuple[Any, str]:
     op = rng.random()
     where = ".".join(str(p) for p in path)
     if op < 0.55:
-        value = rng.choice(INTERESTING)
+        value = copy.deepcopy(rng.choice(INTERESTING))  # a copy: a later mutation may change it
         parent[last] = value
         return data, f"{where} = {value!r}"
     if op < 0.7 and isinstance(parent, dict):
