@@ -55,3 +55,11 @@ def test_workers_are_capped_by_the_cores_unless_forced():
         assert workers(64, cores=2) == (64, None)
     with pytest.raises(BudgetError.__mro__[1], match="at least 1"):
         workers(0, cores=2)
+
+
+def test_an_estimate_too_large_for_a_float_is_still_one_line():
+    """Found by the fuzz suite: a platform of a thousand dimensions has 2**1000 NPUs."""
+    with pytest.raises(BudgetError, match=r"estimated 1\.07e\+301 ranks, over the limit of 1,048,576 ranks"):
+        check("ranks", 2**1000, "a network", way_under="use smaller dimensions")
+    with pytest.raises(BudgetError, match=r"estimated 1e\+18 combinations"):
+        check("combinations", 10**18, "axes", way_under="fewer")

@@ -146,6 +146,11 @@ def _amount(value: float, unit: str) -> str:
             if value >= factor:
                 return f"{value / factor:,.1f} {suffix}"
         return f"{value:,.0f} B"
-    if value >= 1e15:
-        return f"{value:.3g} {unit}"
+    if value >= 10**15:
+        if isinstance(value, float):
+            return f"{value:.3g} {unit}"
+        if value >= 1e300:  # beyond a float (an int of hundreds of digits): its leading digits
+            digits = str(int(value))
+            return f"{digits[0]}.{digits[1:3]}e+{len(digits) - 1} {unit}"
+        return f"{float(value):.3g} {unit}"
     return f"{value:,.0f} {unit}"
