@@ -18,7 +18,7 @@ import pytest
 
 from tests.fuzz.cases import KINDS, make_case, run_case
 
-DEFAULT = {"platform": 10, "astra": 25, "text": 25, "sweep": 15, "libra": 10, "result": 5, "chakra": 25, "options": 15}
+DEFAULT = {"platform": 20, "astra": 40, "text": 30, "sweep": 30, "libra": 15, "result": 10, "chakra": 40, "options": 25}
 """Cases per kind in the default run (seeds 0..n-1)."""
 LARGE = 150
 """Cases per kind under the ``fuzz`` marker (seeds from 1000)."""
