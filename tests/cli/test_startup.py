@@ -16,6 +16,7 @@ HEAVY = ("numpy", "scipy", "pydantic", "rich", "yaml", "google.protobuf", "matpl
 LIGHT_TRAINSIM = {
     "trainsim",
     "trainsim.errors",
+    "trainsim.budget",  # standard library only: the limits every command checks
     "trainsim.units",
     "trainsim.system",
     "trainsim.system.modes",

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from trainsim.cli.app import app
+from trainsim.cli.force import force_option, honours_force
 from trainsim.cli.outputs import check_output_file, check_output_prefix
 from trainsim.cli.writes import output_errors, write_output
 from trainsim.errors import ConfigError
@@ -70,6 +71,7 @@ def _stage_layers(text: str | None, option: str = "--layers-per-stage") -> tuple
 
 
 @app.command("generate")
+@honours_force
 def generate_command(
     model: str = typer.Argument(..., help="Zoo model name (e.g. gpt3-175b, llama3-70b, resnet50) or a Hugging Face config.json."),
     out: str | None = typer.Option(None, "--out", "-o", help="Output prefix: writes PREFIX.<rank>.et and PREFIX.comm_groups.json."),
@@ -106,9 +108,11 @@ def generate_command(
     trace_path: Path | None = typer.Option(None, "--trace", help="With --platform: write a Perfetto / Chrome-trace JSON timeline of the step."),
     expand: bool = typer.Option(False, "--expand", help="In the timeline, one process per rank (default: identical ranks folded)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
+    force: bool = force_option(),
 ) -> None:
     """Generate one training step's per-rank workload graphs; write them (--out), simulate them
     on a platform (--platform), or both."""
+    from trainsim import budget
     from trainsim.compute import OperatorTimer, load_kernel_times
     from trainsim.workload.generate import Parallelism, generate
     from trainsim.workload.models import get_model
@@ -122,6 +126,8 @@ def generate_command(
         raise ConfigError(f"unknown network backend {backend!r}; expected one of {', '.join(backend_names())}", field="--backend")
     if out is not None:
         check_output_prefix(out, "--out")
+        world = tp * pp * dp
+        budget.check("files", world + 1, f"--out writes {world:,} rank files and the groups", way_under="use smaller --tp, --pp or --dp", field="--out")
     check_output_file(json_path, "--json")
     check_output_file(trace_path, "--trace")
     if trace_path is not None and platform_path is None:

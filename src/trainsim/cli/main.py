@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+from typing import Any
 
 from trainsim.cli.astra_args import astra_argv
 from trainsim.errors import DeadlockError, InfeasibleError, TrainsimError
@@ -39,13 +40,27 @@ def _register_commands() -> None:
         importlib.import_module(module)
 
 
+_COMMAND: list[Any] = []
+"""The click command typer builds from the app, built once per process: building it takes a
+third of a second, which callers of :func:`main` in one process (the tests, the fuzz suite)
+would otherwise pay on every call."""
+
+
+def _command() -> Any:
+    if not _COMMAND:
+        import typer.main
+
+        from trainsim.cli.app import app
+
+        _COMMAND.append(typer.main.get_command(app))
+    return _COMMAND[0]
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the process exit code."""
     try:
         _register_commands()  # in the try: a Ctrl-C while importing is an interruption too
-        from trainsim.cli.app import app
-
-        app(args=astra_argv(sys.argv[1:] if argv is None else argv), prog_name="trainsim")
+        _command()(args=astra_argv(sys.argv[1:] if argv is None else argv), prog_name="trainsim")
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except TrainsimError as exc:

@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from trainsim import budget
 from trainsim.cli.app import app
+from trainsim.cli.force import force_option, honours_force
 from trainsim.cli.outputs import PLOT_SUFFIXES, check_output_file
 from trainsim.cli.writes import output_errors, write_output
 from trainsim.errors import ConfigError
@@ -46,10 +48,12 @@ def _budgets(spec: str | None, total: float) -> list[float]:
         start = stop = count = float("nan")
     if not (0 < start <= stop < float("inf") and count >= 1 and count.is_integer()):
         raise ConfigError(f"--budgets {spec!r}: expected START:STOP:COUNT in GB/s with 0 < START <= STOP, COUNT >= 1, e.g. 100:1000:10", field="budgets")
+    budget.check("points", count, f"--budgets {spec}: {count:,.0f} optimizer runs", way_under="use a smaller COUNT", field="--budgets")
     return [float(x) for x in np.linspace(start, stop, int(count))]
 
 
 @optimize_app.command("bandwidth")
+@honours_force
 def bandwidth_command(
     network: Path = typer.Option(..., "--network", help="LIBRA network YAML (Topology, NpusCount, CostDimension)."),
     workload: list[str] = typer.Option(..., "--workload", help="ASTRA-sim 1.0 text workload (.txt) or Chakra ET prefix; repeat for several."),
@@ -65,6 +69,7 @@ def bandwidth_command(
     write_network: Path | None = typer.Option(None, "--write-network", help="Write the optimum as an ASTRA-sim network YAML."),
     verify: bool = typer.Option(False, "--verify", help="Simulate the workload at the optimum and at the equal split."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print nothing but errors."),
+    force: bool = force_option(),
 ) -> None:
     """Per-dimension bandwidths that minimize step time (or time x cost) under constraints."""
     from trainsim.cli.console import stdout_console
@@ -78,6 +83,8 @@ def bandwidth_command(
     check_output_file(json_path, "--json")
     check_output_file(write_network, "--write-network")
     check_output_file(plot, "--plot", suffixes=PLOT_SUFFIXES)
+    if budgets is not None:
+        _budgets(budgets, 1.0)  # its errors and its budget before the optimization, not after
     net = load_network(network)
     traffic = load_workloads(net, workload, list(communicator) or None, pipelined=not no_pipeline)
     if weight and len(weight) != len(traffic):

@@ -17,6 +17,7 @@ import typer
 
 from trainsim.cli.app import app
 from trainsim.cli.astra_args import parse_bool
+from trainsim.cli.force import force_option, honours_force
 from trainsim.cli.outputs import check_output_file
 from trainsim.cli.writes import output_errors, write_output
 from trainsim.errors import ConfigError
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 
 
 @app.command("run")
+@honours_force
 def run_command(
     platform: Path | None = typer.Argument(None, help="Native platform YAML (instead of ASTRA-sim's files)."),
     workload: str | None = typer.Option(None, "--workload", help="Workload prefix: rank files PREFIX.<rank>.et."),
@@ -57,6 +59,7 @@ def run_command(
     num_queues_per_dim: int | None = typer.Option(None, "--num-queues-per-dim", help="ASTRA-sim: dimension queues per network dimension (default 1)."),
     logging_configuration: Path | None = typer.Option(None, "--logging-configuration", help="ASTRA-sim: spdlog_setup TOML file of log sinks and loggers."),
     logging_folder: Path | None = typer.Option(None, "--logging-folder", help="ASTRA-sim: write log.log and err.log of the run in this folder."),
+    force: bool = force_option(),
 ) -> None:
     """Simulate one training step of a workload on a platform."""
     from rich.console import Console

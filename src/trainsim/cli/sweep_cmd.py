@@ -10,6 +10,7 @@ import typer
 from typer.core import TyperGroup
 
 from trainsim.cli.app import app
+from trainsim.cli.force import force_option, honours_force
 from trainsim.cli.outputs import PLOT_SUFFIXES, check_output_dir, check_output_file
 from trainsim.errors import ConfigError
 
@@ -28,12 +29,14 @@ app.add_typer(sweep_app, name="sweep")
 
 
 @sweep_app.command("run")
+@honours_force
 def sweep_run(
     spec_path: Path = typer.Argument(..., help="Sweep file (YAML)."),
     store_path: Path = typer.Option(..., "--store", help="SQLite store for the results (made with its folder if missing); the same store again resumes."),
     jobs: int | None = typer.Option(None, "--jobs", "-j", help="Local worker processes (default: all cores)."),
     dask: str | None = typer.Option(None, "--dask", help="tcp://HOST:PORT of a Dask scheduler, or local:N."),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
+    force: bool = force_option(),
 ) -> None:
     """Run every combination of a sweep file that the store does not hold yet."""
     from rich.console import Console
@@ -46,13 +49,18 @@ def sweep_run(
         TimeRemainingColumn,
     )
 
+    from trainsim.budget import workers
     from trainsim.sweep import load_sweep
     from trainsim.sweep.runner import run_sweep
     from trainsim.sweep.store import SweepStore
 
-    spec = load_sweep(spec_path)
     check_output_dir(store_path.parent, "--store")
     check_output_file(store_path, "--store")
+    spec = load_sweep(spec_path)
+    if not dask:
+        jobs, capped = workers(jobs)
+        if capped:
+            typer.echo(f"warning: {capped}", err=True)
     console = Console(stderr=True)
     start = time.perf_counter()
     with SweepStore(store_path) as store:

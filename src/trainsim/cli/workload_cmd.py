@@ -14,6 +14,7 @@ from typing import Annotated
 import typer
 
 from trainsim.cli.app import app
+from trainsim.cli.force import force_option, honours_force
 from trainsim.cli.outputs import check_output_prefix
 from trainsim.cli.writes import output_errors
 from trainsim.errors import ConfigError
@@ -43,6 +44,7 @@ def parse_dims(text: str | None) -> list[int] | None:
 
 
 @workload_app.command("convert")
+@honours_force
 def convert(
     file: Annotated[Path, typer.Argument(help="ASTRA-sim 1.0 text workload (.txt).")],
     ranks: int = typer.Option(..., "--ranks", help="Number of ranks (NPUs)."),
@@ -66,12 +68,21 @@ def convert(
         "--update-delays/--no-update-delays",
         help="Add each layer's update delay after its collectives (as CPU compute nodes).",
     ),
+    force: bool = force_option(),
 ) -> None:
     """Convert an ASTRA-sim 1.0 text workload into Chakra ET files, one per rank."""
+    from trainsim import budget
     from trainsim.workload.astra_text import parse_text_workload, text_to_graphs
 
     check_output_prefix(out, "--out")
     sizes = parse_dims(dims)
+    budget.check(
+        "files",
+        ranks,
+        f"--ranks {ranks:,} rank files",
+        way_under="use fewer --ranks",
+        field="--out",
+    )
     workload = parse_text_workload(file, header=header)
     graphs = text_to_graphs(
         workload, ranks, num_passes=passes, dim_sizes=sizes, update_delays=update_delays

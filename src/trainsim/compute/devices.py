@@ -89,9 +89,11 @@ def _parse_efficiency(raw: dict[str, Any] | None, base: Efficiency, where: str) 
 
 
 def _parse_table(text: str, where: str) -> dict[str, DeviceSpec]:
-    import yaml  # here, not at the top: a run that times no operator never reads the table
+    from trainsim.config.files import (
+        load_yaml_text,  # here: a run that times no operator never reads the table
+    )
 
-    data = yaml.safe_load(text)
+    data = load_yaml_text(text, where)
     base = _parse_efficiency(data.get("default_efficiency"), Efficiency(), where)
     devices: dict[str, DeviceSpec] = {}
     for name, raw in data["devices"].items():

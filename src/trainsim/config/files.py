@@ -6,7 +6,13 @@ column), a duplicate key (which both json and PyYAML would silently resolve to t
 and a top level that is not a mapping all become one :class:`~trainsim.errors.ConfigError`.
 
 YAML is read with the safe loader plus YAML 1.2 floats, so ``1e9`` is a number as it is for
-yaml-cpp (ASTRA-sim's reader), not the string PyYAML's YAML 1.1 rules make of it.
+yaml-cpp (ASTRA-sim's reader), not the string PyYAML's YAML 1.1 rules make of it. Every YAML
+input goes through this one loader, which refuses (docs/limits.md) nesting deeper than
+:data:`MAX_YAML_DEPTH` levels (PyYAML composes recursively: a file nested 100,000 deep would
+end in a RecursionError) and aliases that expand the document past :data:`MAX_ALIAS_FACTOR`
+times its written size (a "billion laughs" file of a few hundred bytes that stands for
+gigabytes once a sweep copies it or an error message prints it). JSON nested too deep for
+Python's parser is a ConfigError too.
 """
 
 from __future__ import annotations
@@ -58,6 +64,15 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+MAX_YAML_DEPTH = 100
+"""Deepest nesting of mappings and lists a YAML input may have (docs/limits.md)."""
+MAX_ALIAS_FACTOR = 10
+"""An input's nodes once its aliases are expanded, at most this many times the nodes written
+(plus :data:`ALIAS_ALLOWANCE`): anchors that share a few blocks pass, alias bombs do not."""
+ALIAS_ALLOWANCE = 1000
+_DEEP_FLOW = re.compile(r"[\[{](?:\s*[\[{]){" + str(MAX_YAML_DEPTH) + "}")
+
+
 def load_json_mapping(path: str | Path) -> dict[str, Any]:
     """Parse a JSON file whose top level must be an object."""
     file = str(path)
@@ -74,11 +89,71 @@ def load_json_mapping(path: str | Path) -> dict[str, Any]:
         ) from None
     except ValueError as exc:  # NaN / Infinity
         raise ConfigError(f"invalid JSON: {exc}", file=file) from None
+    except RecursionError:
+        raise ConfigError("invalid JSON: nested too deep for the parser", file=file) from None
     return _top_mapping(data, file, "a JSON object")
 
 
 class _StrictLoader(yaml.SafeLoader):
-    """Safe loader that rejects duplicate keys and reads YAML 1.2 floats such as ``1e9``."""
+    """Safe loader that rejects duplicate keys, nesting deeper than :data:`MAX_YAML_DEPTH` and
+    alias expansion past :data:`MAX_ALIAS_FACTOR`, and reads YAML 1.2 floats such as ``1e9``."""
+
+    _depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        self._depth += 1
+        try:
+            if self._depth > MAX_YAML_DEPTH:
+                raise yaml.composer.ComposerError(
+                    None,
+                    None,
+                    f"nested deeper than {MAX_YAML_DEPTH} levels (docs/limits.md)",
+                    self.peek_event().start_mark,
+                )
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def get_single_data(self) -> Any:
+        node = self.get_single_node()
+        if node is None:
+            return None
+        _check_alias_expansion(node)
+        return self.construct_document(node)
+
+
+def _check_alias_expansion(root: yaml.Node) -> None:
+    """Refuse a document whose aliases expand it past :data:`MAX_ALIAS_FACTOR` times the
+    nodes written: counts the tree's nodes over the composed graph, each distinct node once
+    (no recursion, no expansion)."""
+    size: dict[int, int] = {}
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        if id(node) in size:
+            continue
+        kids = _children(node)
+        if children_done or not kids:
+            size[id(node)] = 1 + sum(size[id(k)] for k in kids)
+            continue
+        stack.append((node, True))
+        stack.extend((k, False) for k in kids if id(k) not in size)
+    written, expanded = len(size), size[id(root)]
+    if expanded > MAX_ALIAS_FACTOR * written + ALIAS_ALLOWANCE:
+        raise yaml.composer.ComposerError(
+            None,
+            None,
+            f"aliases expand {written:,} nodes into {expanded:,}, more than {MAX_ALIAS_FACTOR} times (docs/limits.md)",
+            root.start_mark,
+        )
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    return []
 
 
 _FLOAT_12 = re.compile(
@@ -116,8 +191,18 @@ _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _c
 
 def load_yaml_mapping(path: str | Path) -> dict[Any, Any]:
     """Parse a YAML file whose top level must be a mapping."""
-    file = str(path)
-    text = read_text(path)
+    return load_yaml_text(read_text(path), str(path))
+
+
+def load_yaml_text(text: str, file: str) -> dict[Any, Any]:
+    """Parse YAML text (from ``file``, for messages) whose top level must be a mapping."""
+    deep = _DEEP_FLOW.search(text)
+    if deep:  # before the scanner, which looks ahead a thousand characters per open bracket
+        line = text.count("\n", 0, deep.start()) + 1
+        raise ConfigError(
+            f"invalid YAML at line {line}: nested deeper than {MAX_YAML_DEPTH} levels (docs/limits.md)",
+            file=file,
+        )
     try:
         data = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.MarkedYAMLError as exc:

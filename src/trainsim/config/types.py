@@ -13,6 +13,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from trainsim import budget
+
 TopologyKind = Literal["Ring", "FullyConnected", "Switch", "Mesh"]
 Compat = Literal["default", "astra"]
 """``astra``: the numbers are ASTRA-sim's (network "GB/s" = 2**30 B/s) and a run reproduces its
@@ -60,6 +62,18 @@ class NetworkSpec:
     dims: tuple[DimSpec, ...]
     source: str = field(default="", compare=False)  # provenance only
     fabric: FabricSpec | None = None
+
+    def __post_init__(self) -> None:
+        # a machine over the ranks limit is refused where it is described, before any per-rank
+        # structure is built for it (docs/limits.md)
+        budget.check(
+            "ranks",
+            self.npus,
+            f"a network of {' x '.join(f'{s:,}' for s in self.sizes)} NPUs",
+            way_under="use smaller dimensions",
+            file=self.source or None,
+            field="network.dims",
+        )
 
     @property
     def npus(self) -> int:

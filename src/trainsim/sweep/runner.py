@@ -19,6 +19,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from dataclasses import dataclass
 from typing import Any
 
+from trainsim import budget
 from trainsim.errors import ConfigError
 from trainsim.sweep.evaluate import run_batch
 from trainsim.sweep.spec import SweepSpec, combination_key
@@ -112,7 +113,8 @@ def _run_local(items: list[Item], jobs: int, record: Callable[[list[dict[str, An
             record(run_batch(batch))
         return
     with ProcessPoolExecutor(max_workers=jobs, initializer=_exit_with_parent, initargs=(os.getpid(),)) as pool:
-        futures: set[Future[list[dict[str, Any]]]] = {pool.submit(run_batch, b) for b in batches(items, jobs)}
+        force = budget.is_forced()  # --force reaches the workers' checks too
+        futures: set[Future[list[dict[str, Any]]]] = {pool.submit(_run_batch, b, force) for b in batches(items, jobs)}
         try:
             while futures:
                 finished, futures = wait(futures, return_when=FIRST_COMPLETED)
@@ -122,6 +124,12 @@ def _run_local(items: list[Item], jobs: int, record: Callable[[list[dict[str, An
             for fut in futures:
                 fut.cancel()
             raise
+
+
+def _run_batch(batch: list[Item], force: bool) -> list[dict[str, Any]]:
+    """:func:`run_batch` in a worker, with the sweep's ``--force`` (docs/limits.md)."""
+    with budget.forced(force):
+        return run_batch(batch)
 
 
 def _exit_with_parent(parent: int) -> None:

@@ -20,6 +20,7 @@ import copy
 import hashlib
 import itertools
 import json
+import math
 import operator
 import re
 from collections.abc import Iterator
@@ -28,6 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from trainsim import budget
 from trainsim.errors import ConfigError
 
 DOCUMENT_KEYS = ("platform", "workload", "backend", "compat")
@@ -45,16 +47,26 @@ class RangeSpec(_Strict):
     step: float = 1.0
     inclusive: bool = True
 
-    def values(self) -> list[float | int]:
+    def count(self) -> int:
+        """How many values :meth:`values` gives, by arithmetic (nothing enumerated); a range
+        that is empty or endless is a ValueError."""
+        if not (math.isfinite(self.start) and math.isfinite(self.stop) and math.isfinite(self.step)):
+            raise ValueError(f"range from {self.start} to {self.stop} by {self.step}: expected finite numbers")
         if self.step == 0 or (self.stop - self.start) * self.step < 0:
             raise ValueError(f"range from {self.start} to {self.stop} by {self.step} is empty or endless")
+        steps = (self.stop - self.start) / self.step
+        return int(steps) + 1 if self.inclusive or not float(steps).is_integer() else max(0, int(steps))
+
+    def values(self) -> list[float | int]:
+        count = self.count()
+        limit = budget.LIMITS["combinations"].value
+        if count > limit and not budget.is_forced():
+            raise ValueError(f"range has {count:,} values, over the limit of {limit:,} (docs/limits.md); use a larger step, or --force")
         out: list[float | int] = []
         v = self.start
         while (v <= self.stop + 1e-12 * abs(self.stop)) if self.inclusive else (v < self.stop):
             out.append(int(v) if float(v).is_integer() and float(self.step).is_integer() else v)
             v += self.step
-            if len(out) > 1_000_000:
-                raise ValueError("range has more than 1,000,000 values")
         return out
 
 
@@ -86,6 +98,10 @@ class Axis(_Strict):
     def points(self) -> list[Any]:
         return list(self.values) if self.values is not None else self.range.values()  # type: ignore[union-attr]
 
+    def count(self) -> int:
+        """How many points the axis has, without enumerating a range."""
+        return len(self.values) if self.values is not None else self.range.count()  # type: ignore[union-attr]
+
 
 class ZipAxis(_Strict):
     zip: list[Axis]
@@ -116,6 +132,14 @@ class SweepSpec(_Strict):
         """Each product factor as the list of axes that move together."""
         return [a.zip if isinstance(a, ZipAxis) else [a] for a in self.axes]
 
+    def count(self) -> int:
+        """Combinations before the filter: the product of the factors' lengths (a zip counts
+        once), by arithmetic; nothing is enumerated."""
+        total = 1
+        for group in self.axis_list():
+            total *= group[0].count()
+        return total
+
     def base_document(self) -> dict[str, Any]:
         platform = self.base.platform
         if isinstance(platform, str):
@@ -131,18 +155,18 @@ class SweepSpec(_Strict):
     def combinations(self) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
         """Yield ``(axis values by name, resolved inputs document)`` for every kept combination."""
         base = self.base_document()
-        factors = [list(zip(*(a.points() for a in group), strict=True)) for group in self.axis_list()]
         groups = self.axis_list()
+        factors = [list(zip(*(a.points() for a in group), strict=True)) for group in groups]
         check = compile_filter(self.filter, [a.label for g in groups for a in g], self.source) if self.filter else None
         for choice in itertools.product(*factors):
-            params: dict[str, Any] = {}
+            params = {a.label: v for group, values in zip(groups, choice, strict=True) for a, v in zip(group, values, strict=True)}
+            if check is not None and not check(params):
+                continue  # the filter first: a combination it drops is never built
             doc = copy.deepcopy(base)
             for group, values in zip(groups, choice, strict=True):
                 for axis, value in zip(group, values, strict=True):
-                    params[axis.label] = value
                     set_path(doc, axis.field, value, self.source)
-            if check is None or check(params):
-                yield params, doc
+            yield params, doc
 
 
 def combination_key(document: dict[str, Any]) -> str:
@@ -164,6 +188,12 @@ def load_sweep(path: str | Path) -> SweepSpec:
         loc = ".".join(str(p) for p in first["loc"] if not re.search(r"^function-|\[.*\(", str(p)))
         msg = first["msg"].removeprefix("Value error, ")
         raise ConfigError(f"{msg} (got {first.get('input')!r})", file=str(path), field=loc) from None
+    try:
+        combinations = spec.count()
+    except ValueError as exc:
+        raise ConfigError(str(exc), file=str(path), field="axes") from None
+    sizes = " x ".join(f"{group[0].count():,}" for group in spec.axis_list())
+    budget.check("combinations", combinations, f"{sizes} axis values", way_under="use fewer axes or values", file=str(path), field="axes")
     try:
         for group in spec.axis_list():
             for axis in group:

@@ -14,8 +14,7 @@ Default mode: ``min(splits, size)`` chunks whose sizes differ by at most one byt
 
 from __future__ import annotations
 
-import math
-
+from trainsim import budget
 from trainsim.enums import CommType
 
 
@@ -32,7 +31,26 @@ def chunk_sizes(
             chunk = total_npus
             size = splits * chunk
         chunk = max(chunk, 1)  # ASTRA-sim divides by zero here; one byte per chunk instead
-        return [chunk] * math.ceil(size / chunk)
+        count = -(-size // chunk)
+        _check_chunks(count, size, splits)
+        return [chunk] * count
     count = min(splits, size)
+    _check_chunks(count, size, splits)
     base, extra = divmod(size, count)
     return [base + 1] * extra + [base] * (count - extra)
+
+
+def _check_chunks(count: int, size: int, splits: int) -> None:
+    """Refuse a collective cut into more chunks than the ``chunks`` limit (docs/limits.md)
+    before the list of them is made: each chunk is simulated phase by phase."""
+    if count > _CHUNK_LIMIT:
+        budget.check(
+            "chunks",
+            count,
+            f"a collective of {size:,} B in {splits:,} splits",
+            way_under="use fewer preferred-dataset-splits",
+            field="preferred_dataset_splits",
+        )
+
+
+_CHUNK_LIMIT = budget.LIMITS["chunks"].value

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from trainsim import budget
 from trainsim.config.types import NetworkSpec
 from trainsim.errors import ConfigError
 from trainsim.topology.graph import LinkGraph
@@ -90,6 +91,15 @@ def graph_from_edges(npus: int, edges: list[tuple[int, int, float, float]], *, s
     if not edges:
         raise ConfigError("the graph has no edges", file=source or None)
     devices = max(max(a, b) for a, b, _, _ in edges) + 1
+    # routes keep one predecessor array per source rank (8 bytes a device), besides the
+    # device-indexed arrays of the routing matrix: refuse before allocating any of it
+    budget.check(
+        "memory",
+        8.0 * devices * (npus + 4),
+        f"a graph whose highest device id is {devices - 1:,} ({npus:,} ranks)",
+        way_under="number the devices from 0 without gaps",
+        file=source or None,
+    )
     if devices < npus:
         raise ConfigError(f"the graph has {devices} devices but {npus} ranks were asked for", file=source or None)
     g = RoutedGraph(npus=npus, devices=devices)

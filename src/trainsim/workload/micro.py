@@ -34,6 +34,11 @@ COLLECTIVE_NAMES = {
 
 def comm_type_named(name: str) -> CommType:
     """``"all_reduce"`` (or ``"ALL_REDUCE"``, ``"allreduce"``) -> :class:`CommType`."""
+    if not isinstance(name, str):
+        raise ConfigError(
+            f"got {name!r}; expected a collective name, one of {', '.join(COLLECTIVE_NAMES)}",
+            field="collective",
+        )
     key = name.strip().lower().replace("-", "_")
     aliases = {k.replace("_", ""): v for k, v in COLLECTIVE_NAMES.items()}
     found = COLLECTIVE_NAMES.get(key) or aliases.get(key.replace("_", ""))

@@ -63,8 +63,12 @@ def test_fsdp_is_zero3():
 def test_rank_graphs_that_cannot_fit_in_memory_are_refused_at_once():
     """A data-parallel degree of a billion would take minutes to lay out and then run out of
     memory; it is refused before any of that, saying what it would need."""
+    from trainsim.budget import BudgetError, forced
     from trainsim.errors import InfeasibleError
     from trainsim.workload.models import get_model
 
-    with pytest.raises(InfeasibleError, match=r"1,000,000,000 rank graphs need about [\d,]+ GB; this machine has"):
-        generate(get_model("megatron-1.7b"), Parallelism(dp=10**9, global_batch=10**9))
+    par = Parallelism(dp=10**9, global_batch=10**9)
+    with pytest.raises(BudgetError, match=r"1,000,000,000 ranks: estimated 1,000,000,000 ranks, over the limit"):
+        generate(get_model("megatron-1.7b"), par)
+    with forced(), pytest.raises(InfeasibleError, match=r"1,000,000,000 rank graphs need about [\d,]+ GB; this machine has"):
+        generate(get_model("megatron-1.7b"), par)

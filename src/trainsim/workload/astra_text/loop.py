@@ -94,8 +94,24 @@ def text_to_graphs(
     out (the graph chakra's text converter would give, with our durations and dimensions).
     """
     ndims, sizes = _network(npus, num_passes, network_dims, dim_sizes)
+    _check_budget(workload, npus, num_passes)
     graph = _Loop(workload, ndims, sizes, update_delays).run(num_passes)
     return [graph] + [dataclasses.replace(graph, rank=r) for r in range(1, npus)]
+
+
+def _check_budget(workload: TextWorkload, npus: int, num_passes: int) -> None:
+    """Refuse, before building it, a loop over the limits of ``trainsim.budget``: a pass has
+    at least two nodes per layer (forward and backward compute)."""
+    from trainsim import budget
+
+    budget.check("ranks", npus, f"{npus:,} ranks", way_under="use fewer ranks")
+    nodes = 2 * max(1, len(workload.layers)) * num_passes
+    budget.check(
+        "graph_nodes",
+        nodes,
+        f"{num_passes:,} passes of {len(workload.layers)} layers",
+        way_under="use fewer passes",
+    )
 
 
 def _network(

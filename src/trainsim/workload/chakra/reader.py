@@ -149,7 +149,17 @@ class _NodeDecoder:
         add_row = self.builder.add_row
         declined = 0  # nodes the canonical decoder declined before it read any
         try_fast = True
+        empty = 0  # zero-length messages: each is a node of id 0, so a second one is a duplicate
         for self.offset, data in frames:
+            if not data:
+                empty += 1
+                if (
+                    empty > 1
+                ):  # refused here, not after a stream of them has been read (a gzip bomb)
+                    raise self.fail(
+                        f"node id 0 appears more than once (zero-length messages at byte {self.offset})",
+                        0,
+                    )
             row = row_of(data) if try_fast else None
             if row is not None:
                 declined = -1  # it reads this file: keep trying it on every node

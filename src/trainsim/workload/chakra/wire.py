@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from io import BufferedIOBase
 from pathlib import Path
 
+from trainsim import budget
 from trainsim.errors import TraceError
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -48,12 +49,36 @@ def encode_varint(value: int) -> bytes:
     return bytes(out)
 
 
+class _BoundedGzip(gzip.GzipFile):
+    """A gzip stream that refuses to expand past the ``decompressed`` limit of
+    ``trainsim.budget`` (docs/limits.md): a small file that inflates to gigabytes is a
+    :class:`TraceError` after that many bytes, not a machine out of memory."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path, "rb")
+        self._path = path
+        self._inflated = 0
+        self._limit = 1 << 62 if budget.is_forced() else budget.LIMITS["decompressed"].value
+
+    def read(self, size: int | None = -1) -> bytes:
+        data = super().read(size)
+        self._inflated += len(data)
+        if self._inflated > self._limit:
+            raise TraceError(
+                f"the gzip stream expands past {self._limit >> 20:,} MiB, the limit of docs/limits.md "
+                f"(a {self._path.stat().st_size:,}-byte file); decompress it yourself if it is real, or add --force",
+                file=str(self._path),
+            )
+        return data
+
+
 def open_trace(path: Path) -> BufferedIOBase:
-    """Open a rank file for reading, decompressing it if it starts with the gzip magic."""
+    """Open a rank file for reading, decompressing it if it starts with the gzip magic (at
+    most the ``decompressed`` limit of docs/limits.md)."""
     with open(path, "rb") as probe:
         magic = probe.read(len(GZIP_MAGIC))
     if magic == GZIP_MAGIC:
-        return gzip.open(path, "rb")
+        return _BoundedGzip(path)
     return open(path, "rb")
 
 

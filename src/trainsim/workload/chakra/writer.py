@@ -12,8 +12,9 @@ Units: ``WorkloadGraph.duration_s`` is seconds; ``duration_micros`` in files is 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
-import shutil
+import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -38,14 +39,30 @@ def write_rank(path: str | os.PathLike[str], graph: WorkloadGraph) -> Path:
     not fit ASTRA-sim's attribute type (e.g. a negative ``comm_size``) is a :class:`TraceError`.
     """
     path = Path(path)
-    data = encode_rank_file(graph, str(path))
-    partial = path.with_name(path.name + ".tmp")
+    _write_whole(path, encode_rank_file(graph, str(path)))
+    return path
+
+
+def _write_whole(path: Path, data: bytes) -> None:
+    """Write ``data`` to a new temporary file in ``path``'s folder (``tempfile.mkstemp``: a
+    fresh name, opened exclusively, never a link someone left there), then rename it over
+    ``path``: the file appears whole or not at all."""
+    fd, partial = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        partial.write_bytes(data)
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.chmod(partial, 0o666 & ~_umask())
         os.replace(partial, path)
     finally:
-        partial.unlink(missing_ok=True)
-    return path
+        Path(partial).unlink(missing_ok=True)
+
+
+@functools.cache
+def _umask() -> int:
+    """The process's umask (read once: reading it means setting it)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def write_workload(prefix: str | os.PathLike[str], graphs: Sequence[WorkloadGraph]) -> list[Path]:
@@ -57,7 +74,7 @@ def write_workload(prefix: str | os.PathLike[str], graphs: Sequence[WorkloadGrap
         path.parent.mkdir(parents=True, exist_ok=True)
         twin = written_by_ids.get(id(graph.ids))
         if twin is not None and _same_content(twin[0], graph):
-            shutil.copyfile(twin[1], path)
+            _write_whole(path, twin[1].read_bytes())
         else:
             write_rank(path, graph)
             written_by_ids.setdefault(id(graph.ids), (graph, path))

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from trainsim import budget
 from trainsim.config.types import Platform
 from trainsim.errors import ConfigError, InfeasibleError
 from trainsim.units import GB
@@ -104,6 +105,31 @@ def _check_host_memory(world: int, nodes_per_rank: int) -> None:
         )
 
 
+_PROBE_ABOVE_MICROBATCHES = 1000
+"""Above this many micro-batches, :func:`_check_budget` counts one micro-batch's nodes."""
+
+
+def _check_budget(model: TransformerSpec | LayeredModel, par: Parallelism) -> None:
+    """Refuse, before any graph is built, a step whose rank graphs are over the limits of
+    ``trainsim.budget`` (docs/limits.md). A stage's graph has at least one node per micro-batch
+    (a fused forward and backward), and at least two per layer of the stage."""
+    budget.check("ranks", par.world, f"TP x PP x DP = {par.world:,} ranks", way_under="use smaller --tp, --pp or --dp")
+    layers = len(model.layers) if isinstance(model, LayeredModel) else model.layers
+    nodes = max(par.microbatches, 2 * max(1, layers // par.pp))
+    if par.microbatches > _PROBE_ABOVE_MICROBATCHES and nodes <= budget.LIMITS["graph_nodes"].value:
+        # a stage's graph grows by about the same nodes per micro-batch: generate one micro-batch
+        # (one replica, no timer) and count, halved to stay a lower bound
+        one = generate(model, replace(par, dp=1, ep=1, global_batch=par.micro_batch), check_memory=False)
+        nodes = max(nodes, max(one.info["nodes_per_stage"]) // 2 * par.microbatches)
+    budget.check(
+        "graph_nodes",
+        nodes,
+        f"{par.microbatches:,} micro-batches per step (global batch {par.global_batch:,})",
+        way_under="use a smaller --global-batch or a larger --micro-batch",
+    )
+    budget.check("rank_nodes", par.world * nodes, f"{par.world:,} rank graphs of at least {nodes:,} nodes", way_under="use fewer ranks or micro-batches")
+
+
 def generate(
     model: TransformerSpec | LayeredModel,
     parallelism: Parallelism,
@@ -129,6 +155,7 @@ def generate(
                 f"the network has {total} NPUs ({' x '.join(str(s) for s in network_sizes)}) but TP x {'CP x ' if par.cp > 1 else ''}PP x DP = {par.world}",
                 field="network",
             )
+    _check_budget(model, par)
     _check_host_memory(par.world, 0)
     if isinstance(model, LayeredModel):
         if par.cp > 1:
