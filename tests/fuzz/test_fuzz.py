@@ -5,9 +5,8 @@ bound, and an input made certainly wrong is never accepted. Seeds are fixed, so 
 reproducible (derandomized); the default run takes a small budget per kind of input, the
 ``fuzz`` marker a larger one (``pytest -m fuzz tests/fuzz``); bench/fuzz.py runs thousands.
 
-Failures whose signature is in :data:`KNOWN` belong to issue 24's other half (tracebacks and
-range checks fixed on another branch): they are listed, not failed on, so that this suite
-catches every *new* failure now and the list can be emptied when that branch is merged.
+Failures whose signature is in :data:`KNOWN` are listed, not failed on (empty since both halves
+of issue 24 were merged: every traceback fails the suite).
 """
 
 import os
@@ -25,19 +24,8 @@ LARGE = 150
 BOUND_S = 20.0
 """A case past this is a hang (a bound far above any case's time on a loaded 2-core machine)."""
 
-KNOWN = (
-    # issue 24, the other branch: `trainsim report` on a malformed result JSON (any exception
-    # in report/, and units.human_time given what is not a number)
-    ("result", " at report/"),
-    ("result", " at units.py"),
-    ("result", " at cli/report_cmd.py"),
-    # issue 24, the other branch: integers beyond int64 (generate --micro-batch 10**12, a text
-    # workload's sizes) and a sweep's size_bytes: .inf
-    ("options", "OverflowError at workload/graph.py"),
-    ("text", "OverflowError at workload/graph.py"),
-    ("sweep", "OverflowError at sweep/evaluate.py"),
-)
-"""(kind, part of the signature) of failures left to issue 24's other branch."""
+KNOWN: tuple[tuple[str, str], ...] = ()
+"""(kind, part of the signature) of tracebacks tolerated while a fix is pending; none now."""
 
 
 def _known(kind: str, signature: str) -> bool:
