@@ -79,7 +79,7 @@ def test_writes_and_simulates_together(tmp_path, platform_file):
         ([], "nothing to do: no --out and no --platform"),
         (["--platform", "{p}", "--network-dims", "16"], "--network-dims 16 differs from the platform's dimensions 4,4"),
         (["--platform", "{p}", "--dp", "2"], "network has 16 NPUs (4 x 4) but TP x PP x DP = 8"),
-        (["--platform", "{p}", "--backend", "packet"], "unknown network backend 'packet'"),
+        (["--platform", "{p}", "--backend", "nonesuch"], "unknown network backend 'nonesuch'"),
     ],
 )
 def test_mistakes(platform_file, capsys, args, message):
