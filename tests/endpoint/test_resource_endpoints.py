@@ -188,28 +188,81 @@ def test_sections_load_dump_and_refuse_bad_values():
             build_endpoint(ring(4, "ring", bad), False)
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def _ordered(n: int, algo: str, bw: float, ace: dict[str, Any], base: dict[str, Any], graphs: Any):
+    """Makespans (s) of ideal, ACE and the baseline on one network and system."""
+    return [
+        simulate(ring(n, algo, endpoint, bw), graphs).makespan_s
+        for endpoint in ({"model": "ideal"}, ace, base)
+    ]
+
+
+def test_direct_all_reduce_waits_for_its_reductions_regression():
+    """The counter-example of docs/ace.md, "Ordering": a direct all-reduce of 500 KiB on a
+    ring of 8 at 200 GB/s. Under ASTRA-sim's gate a rank sends its reduced shard at the first
+    go signal after the last first-half message arrives; the baseline, whose earlier
+    reductions were still queued, got one at that arrival and sent before its own last
+    reduction (18.640 us, ACE 18.744 us). With a resource endpoint the gate also waits for the
+    reductions: ideal <= ACE <= baseline (18.560 <= 18.744 <= 20.560 us)."""
+    graphs = collective_workload(8, "all_reduce", 500 * 1024)
+    times = _ordered(8, "direct", 200.0, {"model": "ace"}, SHARED, graphs)
+    assert [round(t * 1e9, 3) for t in times] == [18560.0, 18744.0, 20560.0]
+
+
+def test_ace_all_gather_writes_only_what_it_received_regression():
+    """An all-gather of 541 KiB per rank on a ring of 4 at 200 GB/s, ACE's DMA equal to the
+    baseline's 200 GB/s of HBM: ACE reads the rank's shard and writes the 3 shards it
+    received (the rank's own is in place), 4 x 541 KiB of HBM against the baseline's
+    2 x 3 x 541 KiB; writing the whole 4-shard output made ACE slower than the baseline."""
+    graphs = collective_workload(4, "all_gather", 541 * 1024)
+    ace = {"model": "ace", "dma_bandwidth_gbps": 200, "sram_mib": 64}
+    base = {**SHARED, "comm_units": 8, "unit_bandwidth_gbps": 25}
+    result = simulate(ring(4, "ring", ace, 200.0), graphs)
+    chunks = result.collectives[0].chunks
+    assert result.resources is not None
+    assert result.resources[0].comm_hbm_bytes == 4 * (541 * 1024 // chunks) * chunks
+    times = _ordered(4, "ring", 200.0, ace, base, graphs)
+    assert times[0] <= times[1] <= times[2]
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     n=st.sampled_from([2, 4, 8]),
     algo=st.sampled_from(["ring", "direct"]),
-    size_kib=st.integers(64, 8192),
-    layers=st.integers(1, 3),
+    workload=st.sampled_from(["all_reduce", "reduce_scatter", "all_gather", "training"]),
+    size_kib=st.integers(16, 8192),
     bw=st.sampled_from([50.0, 200.0, 400.0]),
     comm_units=st.integers(1, 8),
+    unit_gbps=st.sampled_from([25.0, 50.0, 100.0]),
+    comm_hbm_gbps=st.sampled_from([100.0, 200.0, 450.0]),
+    dma_over=st.sampled_from([1.0, 1.0, 1.5]),
+    alu_fast=st.booleans(),
 )
 def test_ideal_never_slower_than_ace_never_slower_than_baseline(
-    n, algo, size_kib, layers, bw, comm_units
+    n, algo, workload, size_kib, bw, comm_units, unit_gbps, comm_hbm_gbps, dma_over, alu_fast
 ):
-    """On one platform: ideal <= ACE <= the baseline, ACE with its default engine (DMA 450
-    GB/s, ALUs 1000 GB/s, 4 MiB SRAM) against a baseline whose collectives may use up to 200
-    GB/s of HBM (an engine provisioned at least as well as the baseline's share: the paper's
-    setting; an ACE whose DMA is slower than the baseline's HBM share can lose)."""
-    graphs = data_parallel_workload(n, layers, size_kib * 1024, forward_s=20e-6, backward_s=40e-6)
-    base = {**SHARED, "comm_units": comm_units}
-    times = [
-        simulate(ring(n, algo, endpoint, bw), graphs).makespan_s
-        for endpoint in ({"model": "ideal"}, {"model": "ace"}, base)
-    ]
+    """On the same platform (docs/ace.md, "Ordering"): ideal <= ACE <= the baseline, where
+    ACE's engine has at least the HBM bandwidth the baseline's collectives borrow (DMA =
+    1 or 1.5 x the baseline's rate, min(comm_hbm, comm_units x unit bandwidth)), ALUs that
+    reduce at least as fast as the baseline's 3 HBM bytes per reduced byte (rate / 3 or 1000
+    GB/s), and an SRAM that holds the planner's chunks (64 MiB: no extra split, no spill)."""
+    rate = min(comm_hbm_gbps, comm_units * unit_gbps)
+    base = {
+        **SHARED,
+        "comm_units": comm_units,
+        "unit_bandwidth_gbps": unit_gbps,
+        "comm_hbm_gbps": comm_hbm_gbps,
+    }
+    ace = {
+        "model": "ace",
+        "dma_bandwidth_gbps": min(rate * dma_over, 999.0),
+        "alu_bandwidth_gbps": 1000.0 if alu_fast else rate / 3,
+        "sram_mib": 64.0,
+    }
+    if workload == "training":
+        graphs = data_parallel_workload(n, 2, size_kib * 1024, forward_s=20e-6, backward_s=40e-6)
+    else:
+        graphs = collective_workload(n, workload, size_kib * 1024)
+    times = _ordered(n, algo, bw, ace, base, graphs)
     assert times[0] <= times[1] * (1 + 1e-12)
     assert times[1] <= times[2] * (1 + 1e-12)
 

@@ -60,8 +60,11 @@ class PhaseHost(Protocol):
 
 class Phase:
     """Common state of one rank's phase. Subclasses implement ``start``, ``on_general`` and
-    ``on_recv``; ``owner``, ``tag``, ``dim`` and ``fast`` belong to the host (stream, message
-    tag, dimension for byte accounting, whether the 10 ns "Fast" endpoint path applies)."""
+    ``on_recv``; ``owner``, ``tag``, ``dim``, ``fast`` and ``ordered`` belong to the host
+    (stream, message tag, dimension for byte accounting, whether the 10 ns "Fast" endpoint
+    path applies, whether data waits for the reductions that produce it: set with an endpoint
+    whose reductions take the rank's resources, which then passes ``bundle``'s ``red_bytes``
+    to ``on_general``; ``ring.RingPhase``'s direct all-reduce gate uses it)."""
 
     __slots__ = (
         "host",
@@ -74,6 +77,7 @@ class Phase:
         "tag",
         "dim",
         "fast",
+        "ordered",
         "on_general_cb",
         "on_recv_cb",
     )
@@ -97,6 +101,7 @@ class Phase:
         self.tag = 0
         self.dim = 0
         self.fast = False
+        self.ordered = False
         self.on_general_cb = self.on_general
         self.on_recv_cb = self.on_recv
 

@@ -38,6 +38,7 @@ class RingPhase(RoundedPhase):
         "sends_left",
         "free",
         "received",
+        "reducing",
         "packets",
         "direct",
         "gate",
@@ -70,6 +71,7 @@ class RingPhase(RoundedPhase):
         self.middle = n - 1
         self.free = 0
         self.received = 0
+        self.reducing = 0  # insertions whose reduction is not over (counted when ``ordered``)
         self.packets: deque[tuple[int, int]] = deque()
         self.step = 1  # peers are ``step`` positions ahead (send) / behind (receive)
         self.sign = 1 if clockwise else -1
@@ -83,6 +85,8 @@ class RingPhase(RoundedPhase):
         if self.direct:
             step = self.step + 1
             self.step = 1 if step >= n else step
+        if processed and self.ordered:
+            self.reducing += 1
         self.host.bundle(self, self.msg if processed else 0)
 
     def start(self) -> None:
@@ -109,9 +113,13 @@ class RingPhase(RoundedPhase):
 
     def on_general(self, _arg: Any = None) -> None:
         self.free += 1
+        if _arg:  # ``ordered``: the host passes the bytes this insertion reduced
+            self.reducing -= 1
         if self.gate and self.sends_left <= self.middle:
-            # D2 all-reduce gate: the second half waits for every first-half message.
-            if self.received < self.middle:
+            # D2 all-reduce gate: the second half waits for every first-half message; when
+            # ``ordered``, also for their reductions (the shard it sends is their sum;
+            # docs/ace.md, "Ordering")
+            if self.received < self.middle or self.reducing:
                 return
             for _ in range(self.first):
                 if not self._ready():  # nothing changes in between: the rest would fail too

@@ -6,8 +6,9 @@ Rule (docs/ace.md):
 - a chunk is read from HBM once, by the engine's DMA at ``dma_bw`` B/s, streaming: its first
   phase starts at once and its messages arrive no earlier than the read channel has brought in
   the first message's share (``nbytes / parts``; ``chunk_begin_ns``: the read overlaps the
-  network as the baseline's feed does); its result is written to HBM once,
-  streaming behind the last phase's arrivals: the chunk is done when the DMA pipe takes the
+  network as the baseline's feed does); its result is written to HBM once (a gather's only
+  in its received part: the rank's own input is in place), streaming behind the last
+  phase's arrivals: the chunk is done when the DMA pipe takes the
   write (``chunk_end_ns``), the write's bytes charged to the pipe from then. The DMA has a read
   and a write channel, each at ``dma_bw / 2`` (a chunk's read does not queue behind the last
   one's write), each one FIFO pipe per rank (``resource.Pipe``), and each, while busy, uses its
@@ -113,8 +114,11 @@ class AceEndpoint(ResourceEndpoint):
         self, rank: int, now_ns: float, in_bytes: int, out_bytes: int, parts: int
     ) -> float:
         self.resident[rank] -= in_bytes
-        end = self.move_hbm(rank, now_ns, out_bytes, self.channel_bw, self.write)
-        return end - out_bytes / self.channel_bw * 1e9
+        # a gather's output holds the rank's own input in place: only what it received is
+        # written (the baseline's rule too: the receiver writes each chunk it received)
+        written = out_bytes - in_bytes if out_bytes > in_bytes else out_bytes
+        end = self.move_hbm(rank, now_ns, written, self.channel_bw, self.write)
+        return end - written / self.channel_bw * 1e9
 
     def compute_share(self, rank: int, now_ns: float) -> tuple[float, float]:
         busy = self.hbm.busy(rank, now_ns) + self.write.busy(rank, now_ns)

@@ -238,13 +238,13 @@ class Engine:
     # -- PhaseHost -----------------------------------------------------------------------
     def bundle(self, phase: Phase, red_bytes: int) -> None:
         """The insertion's delay, then its reduction of ``red_bytes`` (B1-B2), then the
-        phase's go signal."""
+        phase's go signal (carrying ``red_bytes`` when the phase is ``ordered``)."""
         queue = self.queue
         now = queue.now
         delay = self._insertion_ns(phase.rank, now, phase.fast)
         if red_bytes:
             delay += self._reduction_ns(phase.rank, now + delay, red_bytes)
-        queue.schedule(delay, phase.on_general_cb, None)
+        queue.schedule(delay, phase.on_general_cb, red_bytes if phase.ordered else None)
 
     def _fed_send(self, phase: Phase, dst: int, nbytes: int, mirror_src: int) -> None:
         """``send`` with a resource-sharing endpoint: the message arrives no earlier than the
@@ -505,6 +505,7 @@ class Engine:
         phase.tag = stream.tag
         phase.dim = layout.dims[spec.ldim].net_dim
         phase.fast = layout.fast and spec.algo.kind != DOUBLE_BINARY_TREE
+        phase.ordered = self.shared is not None
         stream.phase = phase
         phase.start()
 
