@@ -80,3 +80,11 @@ def test_the_undamaged_result_still_reports(tmp_path, capsys, result):
     path.write_text(json.dumps(result))
     assert main(["report", str(path), "--out", str(tmp_path / "out")]) == 0
     assert (tmp_path / "out" / "index.html").exists()
+
+
+def test_json_nested_past_the_parser_is_one_line(tmp_path, capsys):
+    """Found by bench/fuzz.py (10,000 cases): a result whose line is repeated a thousand times
+    inside arrays ended in a RecursionError from the JSON decoder."""
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    cli_error(capsys, ["report", str(path), "--out", str(tmp_path / "out")], 2, "deep.json: not a trainsim result: JSON nested too deep")

@@ -68,7 +68,7 @@ def test_show_where_errors_are_one_line(store, capsys, where):
     cli_error(capsys, ["sweep", "show", str(store), "--where", where], 2, "--where: filter")
 
 
-@pytest.mark.parametrize(("column", "value"), [("params", "{not json"), ("metrics", "[1, 2]")])
+@pytest.mark.parametrize(("column", "value"), [("params", "{not json"), ("metrics", "[1, 2]"), ("params", "[" * 100_000 + "]" * 100_000)])
 @pytest.mark.parametrize("command", ["show", "plot"])
 def test_a_corrupt_store_row_names_the_file_and_row(store, capsys, tmp_path, column, value, command):
     with sqlite3.connect(store) as db:

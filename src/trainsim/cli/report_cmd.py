@@ -28,6 +28,8 @@ def report_command(
         document = json.loads(read_text(result_path))
     except json.JSONDecodeError as exc:
         raise ConfigError(f"not JSON: {exc}", file=file) from None
+    except RecursionError:
+        raise ConfigError("not a trainsim result: JSON nested too deep for the parser", file=file) from None
     hint = "write one with `trainsim run ... --json RESULT.json`"
     if not isinstance(document, dict) or "makespan_s" not in document or "ranks" not in document:
         raise ConfigError("not a trainsim result (expected makespan_s and ranks)", file=file, hint=hint)

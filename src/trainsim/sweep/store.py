@@ -118,7 +118,7 @@ class SweepStore:
     def _json(self, text: Any, where: str, kind: type) -> Any:
         try:
             value = json.loads(text)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, RecursionError) as exc:
             raise ConfigError(f"{where} is not JSON ({exc}): {str(text)[:60]!r}", file=str(self.path),
                               hint="the store was damaged or edited; delete that row or re-run the sweep into a new store") from None
         if not isinstance(value, kind):
