@@ -183,7 +183,9 @@ def generate_command(
 
         if platform.memory.mode == "NO_MEMORY_EXPANSION":
             raise ConfigError("offloading (--offload-optimizer/-params/-activations) needs a memory tier: the platform's memory section has mode none", file=str(platform_path), field="memory.mode")
-        check_offload(workload.memory, platform.memory.capacity_per_npu(par.world))
+        from trainsim.memory.expansion import resolve_memory
+
+        check_offload(workload.memory, resolve_memory(platform.memory).capacity_per_npu(par.world))
     generated = time.perf_counter() - start
     summary: dict[str, Any] = {
         **workload.info,

@@ -157,9 +157,10 @@ def _generated_step(platform: Any, args: dict[str, Any], backend: str) -> tuple[
     timer = OperatorTimer(get_device(str(args.get("device", "A100")), getattr(platform, "devices", None)))
     workload = generate(spec, par, timer, network_sizes=platform.network.sizes, check_memory=bool(args.get("memory_check", True)))
     if par.offloads:
+        from trainsim.memory.expansion import resolve_memory
         from trainsim.workload.generate.memory import check_offload
 
-        check_offload(workload.memory, platform.memory.capacity_per_npu(par.world))
+        check_offload(workload.memory, resolve_memory(platform.memory).capacity_per_npu(par.world))
     run = simulate_generated(platform, workload, backend=backend, replica_slice=not args.get("every_rank", False))
     return run.makespan_s, run.ranks, run.events, workload.graphs
 

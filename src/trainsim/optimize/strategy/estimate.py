@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from trainsim.config.types import Platform
 from trainsim.enums import CommType
 from trainsim.errors import ConfigError
+from trainsim.memory.expansion import resolve_platform
 from trainsim.optimize.strategy.comm import CommModel
 from trainsim.workload.generate import Parallelism
 from trainsim.workload.generate.memory import layer_activation_bytes, stage_params
@@ -100,7 +101,7 @@ class StepEstimator:
         self.spec = spec
         self.timer = timer
         self.precision = precision
-        self.comm = CommModel(platform)
+        self.comm = CommModel(resolve_platform(platform))  # a PCM-backed tier priced by its model
         self._blocks: dict[tuple[int, bool, int, str], Blocks] = {}
         self._op_s: dict[object, float] = {}
         self._tails: dict[tuple[int, ...], float] = {}

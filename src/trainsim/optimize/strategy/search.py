@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from trainsim.errors import ConfigError, InfeasibleError
+from trainsim.memory.expansion import resolve_memory
 from trainsim.optimize.strategy.estimate import Estimate, StepEstimator
 from trainsim.optimize.strategy.space import SearchSpace, enumerate_strategies
 from trainsim.optimize.strategy.subplatform import sub_platform_document
@@ -210,7 +211,7 @@ def search(
                "device": inputs.device, "platform": doc, "backend": inputs.backend}  # fmt: skip
     context_json = _json(context)
     has_tier = platform.memory.mode != "NO_MEMORY_EXPANSION"
-    tier_per_npu = platform.memory.capacity_per_npu(inputs.gpus)
+    tier_per_npu = resolve_memory(platform.memory).capacity_per_npu(inputs.gpus)
     space = space or SearchSpace()
     both = (False, True) if has_tier else (False,)
     space = replace(
