@@ -30,6 +30,7 @@ COMMAND_MODULES = (
     "trainsim.cli.generate_cmd",
     "trainsim.cli.optimize_cmd",
     "trainsim.cli.pcm_cmd",
+    "trainsim.cli.study_cmd",
     "trainsim.cli.collective_cmd",
 )
 

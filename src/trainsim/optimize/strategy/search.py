@@ -184,7 +184,7 @@ def search(
     progress: Callable[[str], None] | None = None,
 ) -> SearchResult:
     """Run the search; see the module docstring."""
-    from trainsim.compute import OperatorTimer
+    from trainsim.compute import OperatorTimer, get_device
     from trainsim.config.platform import parse_platform
     from trainsim.workload.models import get_model
 
@@ -204,7 +204,7 @@ def search(
             f"{inputs.model} is not a transformer; the strategy search covers transformers (TP/PP/SP need one)",
             field="model",
         )
-    timer = OperatorTimer(inputs.device)
+    timer = OperatorTimer(get_device(inputs.device, platform.devices))  # a built-in or the file's own
     capacity = timer.memory_capacity
     estimator = StepEstimator(spec, timer, platform)
     context = {"model": inputs.model, "seq": inputs.seq, "gpus": inputs.gpus, "global_batch": inputs.global_batch,
