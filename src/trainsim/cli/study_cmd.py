@@ -44,7 +44,7 @@ def comet(
     intra_gbps: str | None = typer.Option(None, "--intra-gbps", help="Intra-node bandwidths per NPU, GB/s."),
     npus_per_node: str | None = typer.Option(None, "--npus-per-node", help="NPUs per node (nodes = 1,024 / this)."),
     npus: int = typer.Option(1024, "--npus", help="NPUs of every cluster."),
-    zero: str = typer.Option("0,1,2,3", "--zero", help="ZeRO stages searched (0 alone: COMET's model x data parallelism)."),
+    zero: str = typer.Option("0", "--zero", help="ZeRO stages searched (default 0: COMET's model x data parallelism; 0,1,2,3 adds ZeRO)."),
     pcm: bool = typer.Option(False, "--pcm", help="Also a PCM-backed tier (tri-level, 4 x 16 banks x 8 devices per NPU) for every cluster with a tier."),
     plot: Path | None = typer.Option(None, "--plot", help="Write the frontier plot (PNG) here."),
 ) -> None:

@@ -133,14 +133,16 @@ STUDY_SPACE = SearchSpace(
     tp=(1, 2, 4, 8, 16),
     pp=(1, 2, 4, 8, 16, 32, 64),
     micro_batch=(1, 2, 4),
-    zero=(0, 1, 2, 3),
+    zero=(0,),
     recompute=("none", "selective", "full"),
     sp=(True,),
     schedules=("1f1b",),
 )
-"""The study's strategy space: Megatron-style TP x PP x DP with SP, 1F1B, micro-batch 1-4,
-ZeRO 0-3, every recomputation, and every offload where a tier exists (the search's default
-then). Narrower than the search's default so that a cluster takes seconds (docs/comet.md)."""
+"""The study's strategy space, COMET's: model parallelism (Megatron-style TP x PP with SP,
+1F1B) x data parallelism, without ZeRO, micro-batch 1-4, every recomputation, and every
+offload where a tier exists (the search's default then). ``replace(STUDY_SPACE, zero=(0, 1,
+2, 3))`` (``--zero 0,1,2,3``) adds ZeRO. Narrower than the search's default so that a cluster
+takes seconds (docs/comet.md)."""
 
 
 @dataclass(frozen=True)
