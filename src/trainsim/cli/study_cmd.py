@@ -1,7 +1,7 @@
-"""``trainsim study comet``: the best strategy on each cluster of a grid (studies/comet.py,
+"""``trainsim study comet``: the best strategy on each cluster of a grid (optimize/comet.py,
 docs/comet.md).
 
-CLI layer (DESIGN.md, "Layers"): parses the grid, runs ``trainsim.studies.comet.run_study``
+CLI layer (DESIGN.md, "Layers"): parses the grid, runs ``trainsim.optimize.comet.run_study``
 into a sweep store, prints a rich table and writes the frontier plot. Times in seconds.
 """
 
@@ -54,7 +54,7 @@ def comet(
     from rich.table import Table
 
     from trainsim.cli.console import stdout_console
-    from trainsim.studies.comet import (
+    from trainsim.optimize.comet import (
         DEFAULT_GRID,
         FULL_GRID,
         STUDY_SPACE,

@@ -1,4 +1,4 @@
-"""The COMET study (studies/comet.py): clusters as platforms, the best strategy per cluster in a
+"""The COMET study (optimize/comet.py): clusters as platforms, the best strategy per cluster in a
 resumable sweep store, infeasible clusters recorded, the gain from the tier, the CLI."""
 
 import json
@@ -9,7 +9,7 @@ import pytest
 from trainsim.compute import get_device
 from trainsim.config.platform import parse_platform
 from trainsim.memory.expansion import resolve_memory
-from trainsim.studies.comet import (
+from trainsim.optimize.comet import (
     DEVICE,
     STUDY_SPACE,
     Cluster,

@@ -1,6 +1,7 @@
 """The COMET study (Kundu, Rashidi et al., "COMET: A Comprehensive Cluster Design Methodology
 for Distributed Deep Learning Training", 2022): for each cluster of a grid, the fastest way to
-train a model on it, found by the strategy search (studies layer, DESIGN.md; docs/comet.md).
+train a model on it, found by the strategy search (optimize layer, DESIGN.md: a search over
+clusters built on the strategy search; docs/comet.md).
 
 A cluster (:class:`Cluster`) is nodes x NPUs per node, the NPU's compute (dense bf16 TFLOP/s)
 and HBM (capacity, bandwidth), an optional expanded-memory tier per NPU (latency, bandwidth,
@@ -28,9 +29,8 @@ from typing import Any
 
 import yaml
 
-from trainsim.optimize.strategy.search import SearchInputs, search
+from trainsim.optimize.strategy.search import ResultStore, SearchInputs, search
 from trainsim.optimize.strategy.space import SearchSpace
-from trainsim.sweep.store import SweepStore
 
 DEVICE = "NPU"
 """The name of each cluster's NPU in its platform document (``devices:``)."""
@@ -214,19 +214,20 @@ def study_cluster(inputs: StudyInputs, c: Cluster, workdir: Path) -> dict[str, A
 
 def run_study(
     clusters: Iterable[Cluster],
-    store: SweepStore,
+    store: ResultStore,
     inputs: StudyInputs | None = None,
     *,
     progress: Callable[[str], None] | None = None,
 ) -> list[dict[str, Any]]:
-    """Search every cluster not already in ``store``; returns every cluster's row (stored or
-    new), in the order given."""
+    """Search every cluster not already in ``store`` (a ``sweep.store.SweepStore``, handed in:
+    ``optimize`` may not import ``sweep``); returns every cluster's row (stored or new), in
+    the order given."""
     inputs = inputs or StudyInputs()
     say = progress or (lambda _msg: None)
     clusters = list(clusters)
-    done = store.done_keys()
-    store.set_meta("comet_study", {"model": inputs.model, "global_batch": inputs.global_batch, "seq": inputs.seq})
     keys = [cluster_key(inputs, c) for c in clusters]
+    done = {r["key"] for r in store.rows(keys)}
+    store.set_meta("comet_study", {"model": inputs.model, "global_batch": inputs.global_batch, "seq": inputs.seq})
     with tempfile.TemporaryDirectory(prefix="trainsim-comet-") as tmp:
         for i, (c, key) in enumerate(zip(clusters, keys, strict=True)):
             if key in done:
