@@ -133,3 +133,29 @@ def test_search_enumerates_weight_and_activation_offload_where_a_tier_exists(tin
     assert kinds == {(1, False, False), (1, True, False), (2, False, False), (2, True, False), (2, False, True), (2, True, True)}
     small = search(SearchInputs(tiny_model, 16, 64, tiered(tmp_path, "per_npu", 0.001)), space=space, top_k=0)
     assert small.rejections["does not fit: offloaded activations exceed the expanded-memory tier"].count == 1
+
+
+def test_a_sweep_combination_offloads_and_is_checked_against_the_tier(tiny_model, tmp_path):
+    import yaml
+
+    from trainsim.sweep.evaluate import evaluate
+
+    def doc(capacity_gb):
+        platform = yaml.safe_load(Path(tiered(tmp_path, "per_npu", capacity_gb)).read_text())
+        gen = {"model": tiny_model, "global_batch": 64, "every_rank": True, **BASE, "offload_params": True, "offload_activations": True}
+        return {"platform": platform, "workload": {"generate": gen}}
+
+    status, metrics, _ = evaluate(doc(512))
+    assert status == "ok" and metrics["makespan_s"] > 0
+    status, _, error = evaluate(doc(0.001))
+    assert status == "infeasible" and "GB of weights" in error and "GB of activations" in error
+
+
+def test_generate_cli_offloads_weights_and_activations(tiny_model, tmp_path, capsys):
+    from trainsim.cli.main import EXIT_INFEASIBLE, main
+
+    args = ["generate", tiny_model, "--tp", "2", "--pp", "2", "--dp", "4", "--global-batch", "64", "--zero", "1",
+            "--offload-params", "--offload-activations"]  # fmt: skip
+    assert main([*args, "--platform", tiered(tmp_path, "per_npu", 0.001)]) == EXIT_INFEASIBLE
+    assert "GB of weights" in capsys.readouterr().err
+    assert main([*args, "--platform", tiered(tmp_path, "per_npu", 512)]) == 0
