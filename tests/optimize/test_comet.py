@@ -97,3 +97,13 @@ def test_cli_study_comet(tiny, tmp_path, capsys):
     assert "3 of 4 clusters feasible" in out and "only with the tier" in out and (tmp_path / "f.png").exists()
     assert main([*args[:-2], "--npus-per-node", "3"]) == EXIT_USER_ERROR
     assert "expected whole divisors of --npus 16" in capsys.readouterr().err
+
+
+def test_study_simulates_the_best_and_reports_the_estimates_error(tiny, tmp_path):
+    from trainsim.sweep.runner import run_items
+
+    clusters = [replace(c, nodes=2) for c in grid(hbm_gb=(0.01,), expansion_gbps=(64.0,))]  # only offloading fits
+    with SweepStore(tmp_path / "sim.sqlite") as store:
+        (row,) = run_study(clusters, store, replace(tiny, top_k=1), run=run_items)
+    assert row["status"] == "ok" and row["offloaded_bytes"] > 0 and row["simulated"] == 1
+    assert row["best_simulated_s"] > 0 and abs(row["best_estimate_error"]) < 0.10

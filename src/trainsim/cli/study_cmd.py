@@ -47,6 +47,9 @@ def comet(
     zero: str = typer.Option("0", "--zero", help="ZeRO stages searched (default 0: COMET's model x data parallelism; 0,1,2,3 adds ZeRO)."),
     pcm: bool = typer.Option(False, "--pcm", help="Also a PCM-backed tier (tri-level, 4 x 16 banks x 8 devices per NPU) for every cluster with a tier."),
     plot: Path | None = typer.Option(None, "--plot", help="Write the frontier plot (PNG) here."),
+    top_k: int = typer.Option(0, "--top-k", help="Simulate each cluster's best K strategies and report the estimate's error (0: estimates only)."),
+    jobs: int = typer.Option(1, "--jobs", help="Processes for the simulations."),
+    max_every_rank: int = typer.Option(64, "--max-every-rank", help="Simulate strategies that need every rank (ZeRO-3, offload) only up to this many NPUs."),
 ) -> None:
     """The best strategy on every cluster of a grid (COMET: Kadiyala, Rashidi et al. 2022)."""
     from dataclasses import replace
@@ -65,6 +68,7 @@ def comet(
         plot_frontier,
         run_study,
     )
+    from trainsim.sweep.runner import run_items
     from trainsim.sweep.store import SweepStore
 
     if grid_name not in ("default", "full"):
@@ -87,26 +91,34 @@ def comet(
         clusters += [replace(c, expansion_technology="pcm", pcm=pcm_opts, expansion_gbps=0.0) for c in clusters if c.expansion_gbps > 0]
         clusters = list(dict.fromkeys(clusters))
     zeros = tuple(int(z) for z in (_floats(zero, "--zero") or (0,)))
-    inputs = StudyInputs(model=model, global_batch=global_batch, space=replace(STUDY_SPACE, zero=zeros))
+    if top_k < 0 or jobs < 1:
+        raise ConfigError(f"--top-k {top_k} / --jobs {jobs}: expected top-k >= 0 and jobs >= 1", field="top_k")
+    inputs = StudyInputs(model=model, global_batch=global_batch, space=replace(STUDY_SPACE, zero=zeros), top_k=top_k, max_every_rank=max_every_rank)
     console = stdout_console()
     store.parent.mkdir(parents=True, exist_ok=True)
     with SweepStore(store) as st:
-        rows = run_study(clusters, st, inputs, progress=console.print)
+        rows = run_study(clusters, st, inputs, progress=console.print, run=run_items if top_k else None, jobs=jobs)
     table = Table(title=f"{model}, batch {global_batch}: best strategy per cluster (estimate)")
-    for col in ("cluster", "step", "TP", "PP", "DP", "mb", "ZeRO", "recompute", "offload", "memory/NPU"):
+    for col in ("cluster", "step", "TP", "PP", "DP", "mb", "ZeRO", "recompute", "offload", "memory/NPU", "simulated", "error"):
         table.add_column(col, justify="right")
     for r in rows:
         c = cluster_of(r)
         if r["status"] != "ok":
-            table.add_row(c.name, "infeasible", *[""] * 7, str(r.get("error") or "")[:60])
+            table.add_row(c.name, "infeasible", *[""] * 7, str(r.get("error") or "")[:60], "", "")
             continue
         off = ",".join(k for k, f in (("opt", "best_offload_optimizer"), ("w", "best_offload_params"), ("act", "best_offload_activations")) if r.get(f))
         table.add_row(c.name, f"{r['step_s']:.2f} s", str(r["best_tp"]), str(r["best_pp"]), str(r["best_dp"]), str(r["best_micro_batch"]),
-                      str(r["best_zero"]), str(r["best_recompute"]), off, f"{r['memory_per_gpu_bytes'] / 1e9:.1f} GB")  # fmt: skip
+                      str(r["best_zero"]), str(r["best_recompute"]), off, f"{r['memory_per_gpu_bytes'] / 1e9:.1f} GB",
+                      "" if r.get("best_simulated_s") is None else f"{r['best_simulated_s']:.3f} s",
+                      "" if r.get("best_estimate_error") is None else f"{r['best_estimate_error']:+.2%}")  # fmt: skip
     console.print(table)
     ok = [r["step_s"] for r in rows if r["status"] == "ok"]
     if ok:
         console.print(f"{len(ok)} of {len(rows)} clusters feasible; spread (slowest / fastest best step) {max(ok) / min(ok):.2f}x")
+    errors = [abs(r["max_abs_estimate_error"]) for r in rows if r.get("max_abs_estimate_error") is not None]
+    if errors:
+        sims = sum(int(r.get("simulated") or 0) for r in rows)
+        console.print(f"estimate against simulation: {sims} strategies simulated, largest error {max(errors):.2%}")
     for g in expansion_gains(rows):
         gain = "infeasible with the tier" if g["gain"] is None else ("only with the tier" if g["gain"] == float("inf") else f"{g['gain']:.3f}x")
         console.print(f"gain from the tier on {g['cluster'].name}: {gain}")

@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from trainsim.optimize.strategy.search import ResultStore, SearchInputs, search
+from trainsim.optimize.strategy.search import ResultStore, RunItems, SearchInputs, search
 from trainsim.optimize.strategy.space import SearchSpace
 
 DEVICE = "NPU"
@@ -158,6 +158,11 @@ class StudyInputs:
     seq: int | None = None
     space: SearchSpace = field(default=STUDY_SPACE)
     tp_within_node: bool = True
+    top_k: int = 0
+    """Best strategies per cluster simulated to measure the estimate's error (0: estimates
+    only; a 1,024-NPU Transformer-1T step is minutes per simulation)."""
+    max_every_rank: int = 64
+    """Simulate strategies that need every rank (ZeRO-3, offload) only up to this many NPUs."""
 
     def space_for(self, c: Cluster) -> SearchSpace:
         if not self.tp_within_node:
@@ -169,7 +174,8 @@ class StudyInputs:
 def cluster_key(inputs: StudyInputs, c: Cluster) -> str:
     """Stable hash of one cluster's study inputs (the store's row key)."""
     text = json.dumps({"model": inputs.model, "batch": inputs.global_batch, "seq": inputs.seq,
-                       "space": asdict(inputs.space_for(c)), "platform": cluster_platform(c)}, sort_keys=True, default=str)  # fmt: skip
+                       "space": asdict(inputs.space_for(c)), "platform": cluster_platform(c), "top_k": inputs.top_k,
+                       "max_every_rank": inputs.max_every_rank}, sort_keys=True, default=str)  # fmt: skip
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
@@ -177,13 +183,15 @@ STRATEGY_KEYS = ("tp", "pp", "dp", "micro_batch", "schedule", "sp", "zero", "rec
                  "offload_optimizer", "offload_params", "offload_activations")  # fmt: skip
 
 
-def study_cluster(inputs: StudyInputs, c: Cluster, workdir: Path) -> dict[str, Any]:
-    """Search cluster ``c``; the store row (status ``ok`` with the best strategy, or
+def study_cluster(inputs: StudyInputs, c: Cluster, workdir: Path, run: RunItems | None = None, jobs: int = 1) -> dict[str, Any]:
+    """Search cluster ``c`` (simulating its best ``inputs.top_k`` with ``run``, the sweep
+    runner); the store row (status ``ok`` with the best strategy by estimate, or
     ``infeasible`` with the closest rejection)."""
     path = workdir / f"{c.name}.yaml"
     path.write_text(yaml.safe_dump(cluster_platform(c), sort_keys=False))
     result = search(SearchInputs(inputs.model, c.npus, inputs.global_batch, str(path), DEVICE, inputs.seq),
-                    space=inputs.space_for(c), top_k=0)  # fmt: skip
+                    space=inputs.space_for(c), top_k=inputs.top_k if run is not None else 0, run=run, jobs=jobs,
+                    max_every_rank=inputs.max_every_rank)  # fmt: skip
     base = {"key": cluster_key(inputs, c), "params": c.axes(),
             "inputs": {"model": inputs.model, "global_batch": inputs.global_batch, "platform": cluster_platform(c)}}  # fmt: skip
     counts = {"enumerated": result.enumerated, "valid": result.valid, "fit": len(result.rows),
@@ -208,6 +216,10 @@ def study_cluster(inputs: StudyInputs, c: Cluster, workdir: Path) -> dict[str, A
         "offloaded_rows": sum(1 for r in result.rows if r.parallelism.offloads),
         "best_without_offload_s": next((r.estimate.step_s for r in result.rows if not r.parallelism.offloads), None),
         **{f"best_{k}": v for k, v in strategy.items()},
+        "simulated": len(result.simulated),
+        "max_abs_estimate_error": result.max_abs_error(),
+        "best_simulated_s": best.simulated_s,
+        "best_estimate_error": best.error,
     }
     return {**base, "status": "ok", "metrics": metrics, "error": None, "wall_s": result.wall_s.get("estimate", 0.0)}
 
@@ -218,6 +230,8 @@ def run_study(
     inputs: StudyInputs | None = None,
     *,
     progress: Callable[[str], None] | None = None,
+    run: RunItems | None = None,
+    jobs: int = 1,
 ) -> list[dict[str, Any]]:
     """Search every cluster not already in ``store`` (a ``sweep.store.SweepStore``, handed in:
     ``optimize`` may not import ``sweep``); returns every cluster's row (stored or new), in
@@ -233,7 +247,7 @@ def run_study(
             if key in done:
                 say(f"[{i + 1}/{len(clusters)}] {c.name}: in the store")
                 continue
-            row = study_cluster(inputs, c, Path(tmp))
+            row = study_cluster(inputs, c, Path(tmp), run, jobs)
             store.add([row])
             done.add(key)
             m = row["metrics"]
