@@ -25,7 +25,8 @@ Rank numbering and the platform are the full run's, so tensor-parallel collectiv
 pipeline sends price exactly as there. The makespan equals the full simulation's
 (``tests/system/test_replica.py`` checks it on small cases).
 
-Preconditions (checked): a ``pairwise`` backend; no expert parallelism (its
+Preconditions (checked): a ``pairwise`` backend; no memory offload to a per-node or pooled
+tier (its accesses queue across replicas); no expert parallelism (its
 all-to-alls cross replicas during the step); ZeRO stage below 3 and no
 ``overlap_grad_reduce`` (their reductions overlap compute and each other); in every graph
 only compute and cross-replica collectives follow the first cross-replica collective.
@@ -137,7 +138,7 @@ class _Overall:
             self.report(now_ns, min(self.done, self.total), self.total)
 
 
-def _check(workload: GeneratedWorkload, backend: str) -> None:
+def _check(workload: GeneratedWorkload, backend: str, platform: Platform | None = None) -> None:
     if backend_capabilities(backend).symmetry != PAIRWISE:
         raise ConfigError(
             f"a replica slice equals the full run only on a backend of the pairwise symmetry class "
@@ -154,6 +155,8 @@ def _check(workload: GeneratedWorkload, backend: str) -> None:
         raise ConfigError("ZeRO-3/FSDP gathers weights across replicas during the step; simulate every rank", field="zero")
     if par.overlap_grad_reduce:
         raise ConfigError("overlapped gradient reductions run concurrently with compute; simulate every rank", field="overlap_grad_reduce")
+    if platform is not None and par.offloads and platform.memory.mode in ("PER_NODE_MEMORY_EXPANSION", "MEMORY_POOL"):
+        raise ConfigError("a node's or a pool's memory accesses queue across replicas; simulate every rank", field="memory.mode")
 
 
 def _cross_positions(workload: GeneratedWorkload, stage: int) -> np.ndarray:
@@ -253,7 +256,7 @@ def simulate_replica(
     With ``mirror``, the tensor-parallel peers of a stage's first rank run as its mirrors
     (:func:`tensor_mirrors`) when they provably behave as it. ``progress`` hears of every
     simulation as one: nodes done of all to simulate."""
-    _check(workload, backend)
+    _check(workload, backend, platform)
     stages = max(workload.stage_of_rank) + 1
     positions = [_cross_positions(workload, s) for s in range(stages)]
     replica_nodes = sum(len(g) for g, replica in zip(workload.graphs, workload.replica_of_rank, strict=True) if replica == 0)
@@ -486,7 +489,7 @@ def simulate_generated(
     # and simulate's whole-step symmetry already runs one rank for all
     if replica_slice and workload.node_roles:
         try:
-            _check(workload, backend)
+            _check(workload, backend, platform)
             sliced = simulate_replica(platform, workload, backend=backend, progress=progress)
         except ConfigError as exc:
             why = str(exc)
