@@ -138,7 +138,7 @@ class _Overall:
             self.report(now_ns, min(self.done, self.total), self.total)
 
 
-def _check(workload: GeneratedWorkload, backend: str, platform: Platform | None = None) -> None:
+def _check(workload: GeneratedWorkload, backend: str) -> None:
     if backend_capabilities(backend).symmetry != PAIRWISE:
         raise ConfigError(
             f"a replica slice equals the full run only on a backend of the pairwise symmetry class "
@@ -155,8 +155,6 @@ def _check(workload: GeneratedWorkload, backend: str, platform: Platform | None 
         raise ConfigError("ZeRO-3/FSDP gathers weights across replicas during the step; simulate every rank", field="zero")
     if par.overlap_grad_reduce:
         raise ConfigError("overlapped gradient reductions run concurrently with compute; simulate every rank", field="overlap_grad_reduce")
-    if platform is not None and par.offloads and platform.memory.mode in ("PER_NODE_MEMORY_EXPANSION", "MEMORY_POOL"):
-        raise ConfigError("a node's or a pool's memory accesses queue across replicas; simulate every rank", field="memory.mode")
 
 
 def _cross_positions(workload: GeneratedWorkload, stage: int) -> np.ndarray:
@@ -256,9 +254,12 @@ def simulate_replica(
     With ``mirror``, the tensor-parallel peers of a stage's first rank run as its mirrors
     (:func:`tensor_mirrors`) when they provably behave as it. ``progress`` hears of every
     simulation as one: nodes done of all to simulate."""
-    _check(workload, backend, platform)
+    _check(workload, backend)
     stages = max(workload.stage_of_rank) + 1
     positions = [_cross_positions(workload, s) for s in range(stages)]
+    par = workload.parallelism
+    if par is not None and par.offloads and platform.memory.mode in ("PER_NODE_MEMORY_EXPANSION", "MEMORY_POOL"):
+        raise ConfigError("a node's or a pool's memory accesses queue across replicas; simulate every rank", field="memory.mode")
     replica_nodes = sum(len(g) for g, replica in zip(workload.graphs, workload.replica_of_rank, strict=True) if replica == 0)
     overall = _Overall(progress, _sync_nodes(workload, positions) + replica_nodes)
     t0 = time.perf_counter()
@@ -489,7 +490,7 @@ def simulate_generated(
     # and simulate's whole-step symmetry already runs one rank for all
     if replica_slice and workload.node_roles:
         try:
-            _check(workload, backend, platform)
+            _check(workload, backend)
             sliced = simulate_replica(platform, workload, backend=backend, progress=progress)
         except ConfigError as exc:
             why = str(exc)
