@@ -117,3 +117,9 @@ def test_uneven_or_empty_fabric_is_refused():
 def test_one_rank_costs_nothing():
     t = NcclTuner(NcclFabric(1, 1, 300 * GB, float("inf"), 0.0), NcclSpec())
     assert t.choose(ALL_REDUCE, 1 << 20).time_s == 0.0
+
+
+def test_nccl_algo_restricts_the_choice():
+    ring_only = NcclTuner(H100, NcclSpec(arch="hopper", nvls=True, algorithms=("ring",)))
+    assert {c.algorithm for c in ring_only.candidates(ALL_REDUCE, 1 << 30)} == {RING}
+    assert ring_only.choose(ALL_REDUCE, 8 << 30).algbw == pytest.approx(450 * GB * 20.6 / 25 * 8 / 14)

@@ -183,6 +183,8 @@ class NcclTuner:
     # -- NCCL's model ------------------------------------------------------------------------
     def _enabled(self, coll: str, algo: str, proto: str) -> bool:
         f, spec = self.fabric, self.spec
+        if algo not in spec.algorithms or proto not in spec.protocols:
+            return False  # NCCL_ALGO / NCCL_PROTO
         if (algo in (NVLS, NVLS_TREE, COLLNET_DIRECT, COLLNET_CHAIN)) and proto != SIMPLE:
             return False
         if coll != ALL_REDUCE:
@@ -195,7 +197,7 @@ class NcclTuner:
             return spec.collnet and f.nodes > 1 and (algo == COLLNET_CHAIN or f.switch)
         if proto == LL128 and (f.intra_link != "nvlink" or spec.arch not in ("volta", "ampere", "hopper")):
             return False  # tuning.cc enables LL128 by default on Volta / Ampere / Hopper + NVLink only
-        return proto in spec.protocols and algo in spec.algorithms
+        return True
 
     def _steps(self, coll: str) -> tuple[int, int]:
         n, nodes = self.fabric.ranks, self.fabric.nodes
@@ -218,10 +220,10 @@ class NcclTuner:
             bw = min(self.intra_bw, self.net_bw if multi else self.intra_bw)
             if algo == NVLS_TREE and f.nodes > 2:
                 bw = min(self.intra_bw, self.net_bw / 2)
-        elif not multi or (f.nodes <= 2 and not priced):
-            bw = self.intra_bw  # NCCL takes the intra bandwidth up to 2 nodes
+        elif not multi or (algo == TREE and f.nodes <= 2):
+            bw = self.intra_bw  # tuning.cc takes the tree graph's intra bandwidth up to 2 nodes
         else:
-            bw = min(self.intra_bw, self.net_bw)
+            bw = min(self.intra_bw, self.net_bw)  # a ring channel crosses a NIC (graph search)
         bus = bw
         if algo == RING and proto == LL:
             quarter = multi or coll in (ALL_REDUCE, REDUCE)
