@@ -7,8 +7,10 @@ the result beside the published number: busbw (GB/s, nccl-tests' definition) and
 source gives it, the time (us). Calibration rows (the one number each hardware's free parameter
 was set on) are marked; every other row is a check. Hardware one at a time:
 
-- ``h100``: one 8x H100-SXM node (NVSwitch, NVLS); NVIDIA's statements in nccl-tests issues;
-- ``a100``: one 8x A100-SXM4-80GB node (NVSwitch), NCCL 2.18.1, nccl-tests issue 149;
+- ``h100``: one 8x H100-SXM node (NVSwitch, NVLS), and 2 to 7 of its GPUs; NVIDIA's statements
+  in nccl-tests issues 212 and 290, a user's NVLS / ring sweep over GPU counts (nccl issue 1455);
+- ``a100``: one 8x A100-SXM4-80GB node (NVSwitch), NCCL 2.18.1, nccl-tests issue 149 (a user's
+  row and NVIDIA's answer);
 - ``a3mega``: two GCP a3-megagpu-8g VMs (16x H100, 8x 200 Gb/s GPUDirect-TCPXO per VM), a
   published all_reduce_perf table, 8 B to 8 GiB;
 - ``h20``: two 8x H20 nodes (NVSwitch with NVLS, 8x 400 Gb/s NDR per node), NCCL 2.21,
@@ -34,7 +36,9 @@ M = 1 << 20
 SOURCES = {
     "t212": "NVIDIA/nccl-tests#212 (S. Jeaugey, NVIDIA, 2024-05-06): 8x H100, ring ~370 GB/s busbw, NVLS peak ~480 (algbw ~275); 256 MB too small for the peak",
     "t290": "NVIDIA/nccl-tests#290 (NVIDIA, 2025-03-03): single 8x H100 node, all_reduce 128M..4G, 476 GB/s 'in the expected range'",
-    "t149": "NVIDIA/nccl-tests#149 (2023-06-27): HPE Apollo 6500, 8x A100-SXM4-80GB NVSwitch, NCCL 2.18.1, all_reduce_perf -b 8 -e 1G -f 4: busbw ~200 GB/s",
+    "t149": "NVIDIA/nccl-tests#149 (2023-06-27): HPE Apollo 6500, 8x A100-SXM4-80GB NVSwitch, NCCL 2.18.1, all_reduce_perf -b 8 -e 1G -f 4: busbw ~200 GB/s at 1 GB; "
+    "S. Jeaugey (NVIDIA, 2023-07-05): 12 NVLinks x ~20 GB/s = 240 effective, ~230 GB/s reached at 8 GB, still rising at 512 MB",
+    "n1455": "NVIDIA/nccl#1455 (2024-09-19): 8x H100-SXM, all_reduce_perf -b 2G -e 4G on 2..8 GPUs: RING busbw 365-370 for every count; NVLS busbw 420/440/460/480 on 5/6/7/8 GPUs (algbw 258/265/270/273), ~370 on 2-4",
     "a3m": "github.com/lessizzmore/create-a3mega-ztan-fork, ztan-NCCL-test-result: 2x a3-megagpu-8g (16x H100 80GB HBM3), all_reduce_perf -b 8 -e 8G -f 2, out-of-place",
     "n1244": "NVIDIA/nccl#1244 (2024-04-01): 2 nodes x 8 H20, 16 CX7 NDR, NVLS on, NCCL 2.21.5, all_reduce out-of-place",
 }
@@ -53,6 +57,7 @@ class Row:
     source: str
     calibration: str = ""
     algorithms: tuple[str, ...] | None = None
+    gpus: int | None = None  # GPUs of the node used (None: the platform's)
 
 
 PLATFORMS = {"h100": "dgx_h100_8gpu.yaml", "a100": "dgx_a100_8gpu.yaml", "a3mega": "a3mega_2node.yaml", "h20": "h20_2node.yaml"}
@@ -78,6 +83,9 @@ ROWS = [
     Row("h100", "all_reduce", 8192 * M, 370.0, None, "t212", algorithms=("ring",)),
     Row("h100", "all_gather", 8192 * M, 370.0, None, "t212"),
     Row("h100", "reduce_scatter", 8192 * M, 370.0, None, "t212"),
+    *(Row("h100", "all_reduce", 4096 * M, b, None, "n1455", algorithms=("nvls",), gpus=n) for n, b in ((5, 420.0), (6, 440.0), (7, 460.0))),
+    *(Row("h100", "all_reduce", 4096 * M, 370.0, None, "n1455", algorithms=("ring",), gpus=n) for n in (2, 4, 8)),
+    Row("a100", "all_reduce", 8192 * M, 230.0, None, "t149", calibration="efficiency 0.96"),
     Row("a100", "all_reduce", 1024 * M, 200.0, None, "t149"),
     *(Row("a3mega", "all_reduce", s, b, t, "a3m", calibration="network latency" if s == 16 else "") for s, t, b in _A3M),
     *(Row("h20", "all_reduce", s, b, t, "n1244") for s, t, b in _H20),
@@ -91,6 +99,9 @@ def _platform(row: Row, cache: dict[str, Platform]) -> Platform:
     if row.algorithms is not None:
         nccl = replace(plat.system.nccl, algorithms=row.algorithms)
         plat = replace(plat, system=replace(plat.system, nccl=nccl))
+    if row.gpus is not None:
+        first = replace(plat.network.dims[0], size=row.gpus)
+        plat = replace(plat, network=replace(plat.network, dims=(first, *plat.network.dims[1:])))
     return plat
 
 
@@ -109,7 +120,7 @@ def compare(hardware: set[str]) -> list[dict[str, object]]:
         else:
             err = ours_us / row.time_us - 1
         out.append({
-            "hardware": row.hardware, "collective": row.collective, "size": row.size,
+            "hardware": row.hardware if row.gpus is None else f"{row.hardware}x{row.gpus}", "collective": row.collective, "size": row.size,
             "algorithm": p.algorithm.removeprefix("nccl:") + ("" if row.algorithms is None else " (forced)"),
             "ours_us": ours_us, "theirs_us": row.time_us, "ours_busbw": ours_busbw, "theirs_busbw": row.busbw_gbps,
             "error": err, "source": row.source, "calibration": row.calibration,
