@@ -195,9 +195,8 @@ class NcclTuner:
             return spec.nvls and f.switch and f.nodes > 1
         if algo in (COLLNET_DIRECT, COLLNET_CHAIN):
             return spec.collnet and f.nodes > 1 and (algo == COLLNET_CHAIN or f.switch)
-        if proto == LL128 and (f.intra_link != "nvlink" or spec.arch not in ("volta", "ampere", "hopper")):
-            return False  # tuning.cc enables LL128 by default on Volta / Ampere / Hopper + NVLink only
-        return True
+        # tuning.cc enables LL128 by default on Volta / Ampere / Hopper + NVLink only
+        return proto != LL128 or (f.intra_link == "nvlink" and spec.arch in ("volta", "ampere", "hopper"))
 
     def _steps(self, coll: str) -> tuple[int, int]:
         n, nodes = self.fabric.ranks, self.fabric.nodes
