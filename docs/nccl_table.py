@@ -16,7 +16,7 @@ was set on) are marked; every other row is a check. Hardware one at a time:
 - ``h20``: two 8x H20 nodes (NVSwitch with NVLS, 8x 400 Gb/s NDR per node), NCCL 2.21,
   NVIDIA/nccl issue 1244.
 
-    PYTHONPATH=src python docs/nccl_table.py [--hardware h100,a100,a3mega,h20] [--markdown]
+    PYTHONPATH=src python docs/nccl_table.py [--hardware h100,a100,a3mega,h20] [--markdown] [--lists]
 """
 
 from __future__ import annotations
@@ -128,11 +128,29 @@ def compare(hardware: set[str]) -> list[dict[str, object]]:
     return out
 
 
+def versus_lists() -> list[tuple[str, int, float, float, str]]:
+    """(hardware, size, busbw GB/s without the tuner, with it, NCCL's pick): the same platform
+    file with ``collective_tuner`` removed runs the implementation lists' phases."""
+    out = []
+    for hardware, sizes in (("a100", [1 * M, 8 * M, 32 * M, 128 * M, 1024 * M]), ("a3mega", [1 * M, 128 * M, 8192 * M])):
+        tuned = load_platform(EXAMPLES / PLATFORMS[hardware])
+        lists = replace(tuned, system=replace(tuned.system, collective_tuner=None))
+        plain = collective_sweep(lists, "all_reduce", sizes, backend="congestion_unaware")
+        nccl = collective_sweep(tuned, "all_reduce", sizes, backend="congestion_unaware")
+        out += [(hardware, a.size, a.busbw / GB, b.busbw / GB, b.algorithm) for a, b in zip(plain, nccl, strict=True)]
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--hardware", default=",".join(PLATFORMS))
     ap.add_argument("--markdown", action="store_true", help="print docs/nccl.md's table rows")
+    ap.add_argument("--lists", action="store_true", help="all-reduce busbw without the tuner vs with it")
     args = ap.parse_args()
+    if args.lists:
+        for hardware, size, plain, nccl, pick in versus_lists():
+            print(f"{hardware:7} {size:>11}  lists {plain:7.1f} GB/s  nccl {nccl:7.1f} GB/s  {pick}")
+        return
     rows = compare(set(args.hardware.split(",")))
     for r in rows:
         theirs_us = "" if r["theirs_us"] is None else f"{r['theirs_us']:.1f}"
