@@ -392,7 +392,7 @@ class CollectiveRuntime:
         priced = self._nccl.price(inst.phase_type, inst.size, inst.members)
         now = self.queue.now
         end = now + priced.duration_ns
-        shared = (priced.dim_bytes, [f"nccl:{priced.choice.name}"], [[now, end]])
+        shared = (list(priced.dim_bytes), [f"nccl:{priced.choice.name}"], [[now, end]])
         works = []
         for rank, request, on_done, arg, issued_ns in held:
             if rank in self._mirror_ranks:  # it runs nothing and reports its representative's times
@@ -400,6 +400,7 @@ class CollectiveRuntime:
             work = self._new_work(rank, inst, request, on_done, arg, shared=shared)
             work.record.start_ns = issued_ns
             work.record.end_ns = end
+            work.record.chunks = 1
             self._in_flight[(rank, id(work))] = work
             works.append(work)
         self._instances.pop(inst.key, None)

@@ -63,16 +63,25 @@ class Priced:
 
 
 class NcclPricing:
-    """Prices collectives of one platform (module docstring); tuners are kept per group shape."""
+    """Prices collectives of one platform (module docstring); tuners are kept per group shape,
+    prices per (type, size, shape): a training step repeats the same few collectives."""
 
     def __init__(self, platform: Platform) -> None:
         self.platform = platform
         self.spec = platform.system.nccl
         self.dims = platform.network.dims
         self._tuners: dict[tuple[int, int, tuple[int, ...]], NcclTuner] = {}
+        self._shapes: dict[tuple[int, ...], tuple[int, int, tuple[int, ...]]] = {}
+        self._prices: dict[tuple[int, int, tuple[int, int, tuple[int, ...]]], Priced] = {}
 
     def _shape(self, members: tuple[int, ...]) -> tuple[int, int, tuple[int, ...]]:
-        """(ranks, nodes, network dimensions spanned above dimension 0)."""
+        """(ranks, nodes, network dimensions spanned above dimension 0), kept per member list."""
+        shape = self._shapes.get(members)
+        if shape is None:
+            shape = self._shapes[members] = self._new_shape(members)
+        return shape
+
+    def _new_shape(self, members: tuple[int, ...]) -> tuple[int, int, tuple[int, ...]]:
         dims = self.dims
         first = members[0]
         strides = [1]
@@ -114,10 +123,15 @@ class NcclPricing:
         n = len(members)
         nbytes = size * n if coll == ALL_GATHER else size
         key = self._shape(members)
-        tuner = self._tuner(key)
-        choice = tuner.choose(coll, nbytes)
-        net_dim = key[2][-1] if key[2] else 0
-        return Priced(choice.time_s * 1e9, choice, self._dim_bytes(tuner, coll, choice, nbytes, net_dim))
+        memo = (comm_type, nbytes, key)
+        priced = self._prices.get(memo)
+        if priced is None:
+            tuner = self._tuner(key)
+            choice = tuner.choose(coll, nbytes)
+            net_dim = key[2][-1] if key[2] else 0
+            dim_bytes = self._dim_bytes(tuner, coll, choice, nbytes, net_dim)
+            priced = self._prices[memo] = Priced(choice.time_s * 1e9, choice, dim_bytes)
+        return priced
 
     def _dim_bytes(self, tuner: NcclTuner, coll: str, choice: Choice, nbytes: int, net_dim: int) -> list[int]:
         """Bytes one member sends per network dimension in the chosen pattern: a ring member
