@@ -130,7 +130,8 @@ def compare(hardware: set[str]) -> list[dict[str, object]]:
 
 def versus_lists() -> list[tuple[str, int, float, float, str]]:
     """(hardware, size, busbw GB/s without the tuner, with it, NCCL's pick): the same platform
-    file with ``collective_tuner`` removed runs the implementation lists' phases."""
+    file with ``collective_tuner`` removed runs the implementation lists' phases (on the H100
+    node, ``[inSwitch]``: NVLink SHARP as the generic in-switch reduction)."""
     out = []
     for hardware, sizes in (("a100", [1 * M, 8 * M, 32 * M, 128 * M, 1024 * M]), ("a3mega", [1 * M, 128 * M, 8192 * M])):
         tuned = load_platform(EXAMPLES / PLATFORMS[hardware])
@@ -138,6 +139,14 @@ def versus_lists() -> list[tuple[str, int, float, float, str]]:
         plain = collective_sweep(lists, "all_reduce", sizes, backend="congestion_unaware")
         nccl = collective_sweep(tuned, "all_reduce", sizes, backend="congestion_unaware")
         out += [(hardware, a.size, a.busbw / GB, b.busbw / GB, b.algorithm) for a, b in zip(plain, nccl, strict=True)]
+    # NVLink SHARP as the generic in-switch reduction (``inSwitch``) against NCCL's NVLS
+    tuned = load_platform(EXAMPLES / PLATFORMS["h100"])
+    impl = replace(tuned.system.implementations, all_reduce=("inSwitch",))
+    in_switch = replace(tuned, system=replace(tuned.system, collective_tuner=None, implementations=impl))
+    sizes = [256 * M, 8192 * M]
+    plain = collective_sweep(in_switch, "all_reduce", sizes, backend="congestion_unaware")
+    nccl = collective_sweep(tuned, "all_reduce", sizes, backend="congestion_unaware")
+    out += [("h100", a.size, a.busbw / GB, b.busbw / GB, b.algorithm) for a, b in zip(plain, nccl, strict=True)]
     return out
 
 
