@@ -206,8 +206,8 @@ class NcclTuner:
             return n - 1, nodes - 1
         return n, nodes
 
-    def _bus_bw(self, coll: str, algo: str, proto: str, *, priced: bool) -> float:
-        """tuning.cc's bus bandwidth (B/s) of the pair; ``priced`` adds the network's caps."""
+    def _bus_bw(self, coll: str, algo: str, proto: str) -> float:
+        """tuning.cc's bus bandwidth (B/s) of the pair (the network's caps: ``_alg_bw``)."""
         f, spec = self.fabric, self.spec
         ch = spec.channels
         a, k = self._arch, self._nodes_index
@@ -242,7 +242,7 @@ class NcclTuner:
         return bus
 
     def _alg_bw(self, coll: str, algo: str, proto: str, *, priced: bool) -> float:
-        bus = self._bus_bw(coll, algo, proto, priced=priced)
+        bus = self._bus_bw(coll, algo, proto)
         if algo == RING:
             steps, _ = self._steps(coll)
             alg = bus * self.fabric.ranks / steps
