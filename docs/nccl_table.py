@@ -12,7 +12,8 @@ was set on) are marked; every other row is a check. Hardware one at a time:
 - ``a100``: one 8x A100-SXM4-80GB node (NVSwitch), NCCL 2.18.1, nccl-tests issue 149 (a user's
   row and NVIDIA's answer);
 - ``a3mega``: two GCP a3-megagpu-8g VMs (16x H100, 8x 200 Gb/s GPUDirect-TCPXO per VM), a
-  published all_reduce_perf table, 8 B to 8 GiB;
+  published all_reduce_perf table, 8 B to 8 GiB, NCCL restricted as the TCPXO plugin's profile
+  then required (Ring / Tree, Simple); nothing calibrated;
 - ``h20``: two 8x H20 nodes (NVSwitch with NVLS, 8x 400 Gb/s NDR per node), NCCL 2.21,
   NVIDIA/nccl issue 1244.
 
@@ -39,7 +40,10 @@ SOURCES = {
     "t149": "NVIDIA/nccl-tests#149 (2023-06-27): HPE Apollo 6500, 8x A100-SXM4-80GB NVSwitch, NCCL 2.18.1, all_reduce_perf -b 8 -e 1G -f 4: busbw ~200 GB/s at 1 GB; "
     "S. Jeaugey (NVIDIA, 2023-07-05): 12 NVLinks x ~20 GB/s = 240 effective, ~230 GB/s reached at 8 GB, still rising at 512 MB",
     "n1455": "NVIDIA/nccl#1455 (2024-09-19): 8x H100-SXM, all_reduce_perf -b 2G -e 4G on 2..8 GPUs: RING busbw 365-370 for every count; NVLS busbw 420/440/460/480 on 5/6/7/8 GPUs (algbw 258/265/270/273), ~370 on 2-4",
-    "a3m": "github.com/lessizzmore/create-a3mega-ztan-fork, ztan-NCCL-test-result: 2x a3-megagpu-8g (16x H100 80GB HBM3), all_reduce_perf -b 8 -e 8G -f 2, out-of-place",
+    "a3m": "github.com/lessizzmore/create-a3mega-ztan-fork, ztan-NCCL-test-result (2025-04-02): 2x a3-megagpu-8g (16x H100 80GB HBM3), "
+    "NCCL 2.21.5 with Google's TCPXO plugin v1.0.3 and its tuner, all_reduce_perf -b 8 -e 8G -f 2, out-of-place; the plugin's profile in every "
+    "release listed before May 2025 (v1.0.5-v1.0.8, GoogleCloudPlatform/container-engine-accelerators gpudirect-tcpxo/README.md) sets "
+    "NCCL_ALGO=Ring,Tree, NCCL_PROTO=Simple, NCCL_NVLS_ENABLE=0 (LL128 came in v1.0.8, default from May 2025)",
     "n1244": "NVIDIA/nccl#1244 (2024-04-01): 2 nodes x 8 H20, 16 CX7 NDR, NVLS on, NCCL 2.21.5, all_reduce out-of-place",
 }
 
@@ -87,7 +91,7 @@ ROWS = [
     *(Row("h100", "all_reduce", 4096 * M, 370.0, None, "n1455", algorithms=("ring",), gpus=n) for n in (2, 4, 8)),
     Row("a100", "all_reduce", 8192 * M, 230.0, None, "t149", calibration="efficiency 0.96"),
     Row("a100", "all_reduce", 1024 * M, 200.0, None, "t149"),
-    *(Row("a3mega", "all_reduce", s, b, t, "a3m", calibration="network latency" if s == 16 else "") for s, t, b in _A3M),
+    *(Row("a3mega", "all_reduce", s, b, t, "a3m") for s, t, b in _A3M),
     *(Row("h20", "all_reduce", s, b, t, "n1244") for s, t, b in _H20),
 ]
 
