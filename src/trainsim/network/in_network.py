@@ -13,8 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
 from trainsim.network.flow import FlowNetwork
 from trainsim.network.protocol import ONE_LINK, Capabilities
 
@@ -36,11 +34,4 @@ class InNetworkFlow(FlowNetwork):
         if not route or nbytes <= 0:
             self.queue.schedule(latency_ns, on_arrival, arg)
             return
-        self._drain()
-        for link in route:
-            self.link_bytes[link] += nbytes
-        self._routes.append(route)
-        self._remaining.append(float(nbytes))
-        self._rate = np.append(self._rate, 0.0)
-        self._done.append((on_arrival, arg, latency_ns, self.queue.now, int(nbytes)))
-        self._request_recompute()
+        self._add_flow(route, int(nbytes), on_arrival, arg, latency_ns)
