@@ -173,17 +173,37 @@ def in_network(fabric: WaferFabric, groups: Sequence[Sequence[int]], roles: Sequ
     return prog
 
 
+def forward_tree(fabric: WaferFabric, root: int, members: Sequence[int]) -> list[tuple[int, int]]:
+    """(parent, child) pairs of a tree over ``members`` rooted at ``root``, each NPU forwarding
+    what it receives: grown from the root, every step joins the member nearest (in route
+    hops; ties: the parent forwarding to the fewest so far, then lowest ids) to the tree so far (Prim's algorithm on route length). On the mesh
+    every tree edge is one link."""
+    inside, edges = [root], []
+    rest = sorted(set(members) - {root})
+    fanout = dict.fromkeys(members, 0)
+    fanout[root] = 0
+    while rest:
+        _, _, child, parent = min((len(fabric.route(a, b)), fanout[a], b, a) for a in inside for b in rest)
+        fanout[parent] += 1
+        edges.append((parent, child))
+        inside.append(child)
+        rest.remove(child)
+    return edges
+
+
 def stream_in(fabric: WaferFabric, demand: Sequence[tuple[Sequence[int], float]]) -> Program:
     """Parameters streamed in from off-wafer memory: each ``(members, nbytes)`` is data every
     member needs, striped over all I/O controllers. With in-network multicast (FRED-B/D) each
-    controller's stripe is one tree down to the members; otherwise the controller delivers it
+    controller's stripe is one tree down to the members. Otherwise the controller delivers it
     once to one member (on the mesh the NPU it is joined to, when that is one; else the members
-    in turn) and that NPU forwards it to the others at the same time (cut-through)."""
+    in turn) and the members forward it along a :func:`forward_tree` as it arrives
+    (cut-through: every edge of the tree streams at once)."""
     prog = Program()
     ios = fabric.io
     if not ios:
         raise ConfigError("the wafer has no I/O controllers to stream from")
     moves: list[Unicast | Tree] = []
+    trees: dict[tuple[int, tuple[int, ...]], list[tuple[int, int]]] = {}
     for members, nbytes in demand:
         stripe = nbytes / len(ios)
         for k, io in enumerate(ios):
@@ -192,8 +212,11 @@ def stream_in(fabric: WaferFabric, demand: Sequence[tuple[Sequence[int], float]]
                 continue
             attached = fabric.io_attach[k]
             first = attached if attached in members else members[k % len(members)]
+            key = (first, tuple(members))
+            if key not in trees:
+                trees[key] = forward_tree(fabric, first, members)
             moves.append(Unicast(io, first, stripe))
-            moves += [Unicast(first, m, stripe) for m in members if m != first]
+            moves += [Unicast(a, b, stripe) for a, b in trees[key]]
     prog.add(moves)
     return prog
 

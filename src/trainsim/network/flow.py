@@ -77,7 +77,7 @@ class FlowNetwork(LinkGraphBackend):
             return
         self._add_flow(route, nbytes, on_arrival, arg, latency)
 
-    def _add_flow(self, route: tuple[int, ...], nbytes: float, on_arrival: Callable[[Any], None], arg: Any, latency: float) -> None:
+    def _add_flow(self, route: tuple[int, ...], nbytes: int, on_arrival: Callable[[Any], None], arg: Any, latency: float) -> None:
         """Start a flow of ``nbytes`` over the links ``route``, done ``latency`` ns after its
         last byte leaves."""
         self._drain()
