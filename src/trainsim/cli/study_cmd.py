@@ -26,6 +26,7 @@ def fred_cmd(
     order: Annotated[str, typer.Option("--order", help="Generator rank order, innermost first.")] = "tp-cp-ep-pp-dp",
     device: Annotated[str, typer.Option("--device", help="Compute device of the operator timer.")] = "H100",
     json_path: Annotated[Path | None, typer.Option("--json", help="Write the tables as JSON.")] = None,
+    figures: Annotated[Path | None, typer.Option("--figures", help="Folder for a PNG of each fabric.")] = None,
 ) -> None:
     """FRED vs the wafer's 2-D mesh: collective bandwidth, I/O and end-to-end speed-ups."""
     from dataclasses import asdict
@@ -33,14 +34,23 @@ def fred_cmd(
     from rich.table import Table
 
     from trainsim.cli.console import stdout_console
-    from trainsim.cli.outputs import check_output_file
+    from trainsim.cli.outputs import check_output_dir, check_output_file
     from trainsim.report.document import dumps
     from trainsim.studies.fred import study
 
     if json_path is not None:
         check_output_file(json_path, "--json")
+    if figures is not None:
+        check_output_dir(figures, "--figures")
     nets = study.load_nets(platforms, placement)
     con = stdout_console()
+    if figures is not None:
+        from trainsim.studies.fred.plot import draw_fabric
+
+        for name, net in nets.items():
+            title = "Wafer 2-D mesh" if name == "mesh" else f"FRED-{name[-1].upper()}"
+            png = figures / (f"{name}.png" if name.startswith("fred") else f"fred_{name}.png")
+            con.print(f"wrote {draw_fabric(net.fabric, title, png)}")
     coll = study.collective_rows(nets)
     t = Table(title="Effective per-NPU bandwidth of all-reduces (1 GB; bytes each NPU sends / time)")
     for col in ("fabric", "collective", "GB sent / NPU", "time (us)", "per-NPU TB/s", "paper TB/s"):
