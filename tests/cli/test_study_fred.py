@@ -15,7 +15,7 @@ def test_study_fred_prints_and_writes(tmp_path, capsys):
     doc = json.loads(out.read_text())
     assert {r["workload"] for r in doc["speedups"]} == {"ResNet-152", "Transformer-17B", "GPT-3", "Transformer-1T"}
     assert all(r["speedup"] > 1 for r in doc["speedups"])
-    assert doc["io_fraction"]["mesh"] < doc["io_fraction"]["fred_d"]
+    assert doc["io_fraction"]["mesh"][0] < doc["io_fraction"]["fred_d"][0]
 
 
 def test_study_fred_bad_placement(capsys):

@@ -49,8 +49,10 @@ def test_collective_bandwidths_come_out_of_the_fabrics(nets):
 
 def test_mesh_io_falls_short_of_line_rate(nets):
     io = study.io_rows(nets)
-    assert 0.3 < io["mesh"] < 0.9
-    assert io["fred_d"] == pytest.approx(1.0, rel=1e-3)
+    assert 0.3 < io["mesh"][0] < 0.9
+    assert io["fred_d"][0] == pytest.approx(1.0, rel=1e-3)
+    # sharded weights reach every controller's line rate on the mesh too: the broadcast is the hotspot
+    assert io["mesh"][1] == pytest.approx(1.0, rel=1e-3)
 
 
 def test_step_prices_a_generated_workload():

@@ -104,9 +104,12 @@ class WaferNet:
         self._memo[key] = t
         return t
 
-    def io_efficiency(self, nbytes: float = 18e9) -> float:
-        """Achieved fraction of the controllers' line rate when every NPU needs the same
-        ``nbytes`` (weights streamed to data-parallel replicas)."""
+    def io_efficiency(self, nbytes: float = 18e9, *, shared: bool = True) -> float:
+        """Achieved fraction of the controllers' line rate streaming ``nbytes``: every NPU
+        needing all of it (``shared``: weights of data-parallel replicas) or each NPU its own
+        ``1/npus`` (sharded weights)."""
         p = self.fabric.params
-        t = self.stream_in_ns([(list(range(p.npus)), nbytes)])
+        everyone = list(range(p.npus))
+        demand = [(everyone, nbytes)] if shared else [([r], nbytes / p.npus) for r in everyone]
+        t = self.stream_in_ns(demand)
         return nbytes / t / (p.io_controllers * p.io_bw / 1e9)

@@ -72,9 +72,10 @@ def collective_rows(nets: dict[str, WaferNet], nbytes: float = 1e9) -> list[Coll
     return rows
 
 
-def io_rows(nets: dict[str, WaferNet]) -> dict[str, float]:
-    """Fraction of the controllers' line rate reached streaming weights every NPU needs."""
-    return {name: net.io_efficiency() for name, net in nets.items()}
+def io_rows(nets: dict[str, WaferNet]) -> dict[str, tuple[float, float]]:
+    """Fraction of the controllers' line rate reached streaming weights every NPU needs, and
+    weights sharded over the NPUs (each its own part)."""
+    return {name: (net.io_efficiency(), net.io_efficiency(shared=False)) for name, net in nets.items()}
 
 
 @dataclass(frozen=True)
