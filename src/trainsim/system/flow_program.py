@@ -51,9 +51,8 @@ def run_program(backend: Any, program: Program) -> float:
             else:
                 backend.send(t.src, t.dst, max(1, round(t.nbytes)), arrived, i)
 
-    for i in range(len(steps)):
-        if waiting[i] == 0:
-            launch(i)
+    for i in [i for i in range(len(steps)) if waiting[i] == 0]:  # (an empty step launches its followers itself)
+        launch(i)
     queue.run()
     if not all(done):
         raise ConfigError("flow program did not finish (a step waits on one that never ran)")
