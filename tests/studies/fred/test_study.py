@@ -64,11 +64,13 @@ def test_step_prices_a_generated_workload():
     mesh = WaferNet(wafer_fabric(paper_mesh()), "mesh", npu_of_rank(paper_mesh(), "column"))
     fred = WaferNet(wafer_fabric(paper_fred("D")), "fred_d")
     for streaming in (False, True):
-        on_mesh = step_time(work, tiny.parallelism, mesh, streaming=streaming)
-        on_fred = step_time(work, tiny.parallelism, fred, streaming=streaming)
+        on_mesh = step_time(work, tiny.parallelism, mesh, streaming=streaming, layers=tiny.layers)
+        on_fred = step_time(work, tiny.parallelism, fred, streaming=streaming, layers=tiny.layers)
         assert on_mesh.compute_s == on_fred.compute_s > 0
         assert on_fred.step_s < on_mesh.step_s
         assert (on_mesh.io_s > 0) == streaming
+        if streaming:  # streaming overlaps compute: the step is the longer plus one layer's streaming
+            assert on_mesh.step_s <= max(on_mesh.compute_s + on_mesh.exposed_comm_s, on_mesh.io_s) + on_mesh.io_s / tiny.layers + 1e-12
 
 
 def test_missing_platform_folder(tmp_path):

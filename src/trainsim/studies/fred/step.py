@@ -53,8 +53,9 @@ def _role_groups(work: GeneratedWorkload) -> tuple[dict[str, str], dict[str, lis
     return role_of, groups
 
 
-def step_time(work: GeneratedWorkload, par: Parallelism, net: WaferNet, *, streaming: bool = False) -> StepTime:
-    """Rank 0's step on ``net`` (module docstring); ``par``: what ``work`` was generated with."""
+def step_time(work: GeneratedWorkload, par: Parallelism, net: WaferNet, *, streaming: bool = False, layers: int = 1) -> StepTime:
+    """Rank 0's step on ``net`` (module docstring); ``par``: what ``work`` was generated with;
+    ``layers``: the model's layers (weight streaming fills its pipeline with one of them)."""
     g = work.graphs[0]
     role_of, groups = _role_groups(work)
     ptr, dep = g.dep_indices()
@@ -101,6 +102,5 @@ def step_time(work: GeneratedWorkload, par: Parallelism, net: WaferNet, *, strea
         replicas = groups.get("dp") or groups["world"] if par.dp > 1 else [[r] for r in range(len(work.graphs))]
         demand = [(m, shard) for m in replicas]
         io = 2 * net.stream_in_ns(demand) + net.stream_out_ns([(m, shard / par.param_bytes * par.grad_bytes) for m in replicas])
-        layers = max(1, int(work.info.get("layers", 0)) or getattr(par, "layers", 0) or 1)
-        walk = max(walk, io) + io / layers
+        walk = max(walk, io) + io / max(1, layers)
     return StepTime(walk / 1e9, compute / 1e9, max(0.0, walk - compute) / 1e9, io / 1e9)

@@ -98,6 +98,6 @@ def speedup_rows(nets: dict[str, WaferNet], workloads: Sequence[Workload] = WORK
     out = []
     for w in workloads:
         work = w.generate(device, order)
-        steps = {name: step_time(work, w.parallelism, net, streaming=w.streaming) for name, net in nets.items()}
+        steps = {name: step_time(work, w.parallelism, net, streaming=w.streaming, layers=w.layers) for name, net in nets.items()}
         out.append(SpeedupRow(w.name, steps, w.paper_speedup))
     return out

@@ -23,6 +23,13 @@ class Workload:
     streaming: bool  # weight streaming through the I/O controllers
     paper_speedup: float  # FRED-D over the mesh, arXiv 2406.19580 abstract
 
+    @property
+    def layers(self) -> int:
+        """The model's layers (transformer blocks, or a layered model's layers)."""
+        model = get_model(self.model)
+        count = model.layers
+        return count if isinstance(count, int) else len(count)
+
     def generate(self, device: str = "H100", order: str = PLACEMENT) -> GeneratedWorkload:
         from trainsim.compute.devices import OperatorTimer
 
