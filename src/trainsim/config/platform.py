@@ -169,7 +169,7 @@ def _to_platform(m: PlatformModel, file: str, endpoint: EndpointSpec | None) -> 
             for d in m.network.dims
         ),
         source=file,
-        fabric=_fabric(m.network.fabric, file),
+        fabric=_fabric(m.network.fabric, file, math.prod(d.size for d in m.network.dims)),
     )
     s = m.system
     system = SystemSpec(
@@ -286,9 +286,13 @@ def _backend_options(sections: dict[str, dict[str, Any]], file: str) -> dict[str
     return {name: validate_options(name, raw, file=file) for name, raw in sections.items()}
 
 
-def _fabric(f: FabricModel | None, file: str) -> FabricSpec | None:
+def _fabric(f: FabricModel | None, file: str, npus: int = 0) -> FabricSpec | None:
     if f is None:
         return None
+    wafer = f.wafer.to_params(npus) if f.wafer is not None else None
+    problem = wafer.problem() if wafer is not None else None
+    if problem is not None:
+        raise ConfigError(problem, file=file, field="network.fabric.wafer")
     graph_file = f.file
     if graph_file and not Path(graph_file).is_absolute() and file and not file.startswith("<"):
         graph_file = str(Path(file).parent / graph_file)
@@ -301,12 +305,20 @@ def _fabric(f: FabricModel | None, file: str) -> FabricSpec | None:
         latency_ns=f.latency_ns,
         uplink_latency_ns=f.uplink_latency_ns,
         file=graph_file,
+        wafer=wafer,
     )
 
 
 def _fabric_dict(f: FabricSpec) -> dict[str, Any]:
     out: dict[str, Any] = {"kind": f.kind, "latency_ns": f.latency_ns}
-    if f.kind == "leaf_spine":
+    if f.kind == "wafer" and f.wafer is not None:
+        w = f.wafer
+        out["wafer"] = {
+            "kind": w.kind, "cols": w.cols, "per_l1": w.per_l1, "planes": w.planes, "npu_link_gbps": w.npu_link_bw / GBPS,
+            "npu_l2_gbps": w.npu_l2_bw / GBPS, "io_controllers": w.io_controllers, "io_gbps": w.io_bw / GBPS,
+            "in_network": w.in_network, "latency_ns": w.latency_ns,
+        }
+    elif f.kind == "leaf_spine":
         out.update(hosts_per_leaf=f.hosts_per_leaf, spines=f.spines, oversubscription=f.oversubscription, bandwidth_gbps=_in_unit(f.bandwidth, GBPS))
     else:
         out["file"] = f.file

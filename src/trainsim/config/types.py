@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from trainsim import budget
+from trainsim.config.wafer import WaferParams
 
 TopologyKind = Literal["Ring", "FullyConnected", "Switch", "Mesh"]
 Compat = Literal["default", "astra"]
@@ -45,7 +46,7 @@ class FabricSpec:
     With a fabric, ``NetworkSpec.dims`` is the logical view the collectives use, and the
     congestion-aware and flow backends route messages over the fabric's links."""
 
-    kind: Literal["leaf_spine", "graph"]
+    kind: Literal["leaf_spine", "graph", "wafer"]
     hosts_per_leaf: int = 0
     spines: int = 0
     oversubscription: float = 1.0
@@ -53,6 +54,7 @@ class FabricSpec:
     latency_ns: float = 0.0  # per link
     uplink_latency_ns: float | None = None  # leaf-spine links (leaf_spine); None: latency_ns
     file: str = ""  # edge list or GraphML, for kind "graph"
+    wafer: WaferParams | None = None  # for kind "wafer" (docs/fred.md)
 
 
 @dataclass(frozen=True)
