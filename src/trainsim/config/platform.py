@@ -204,6 +204,8 @@ def _to_platform(m: PlatformModel, file: str, endpoint: EndpointSpec | None) -> 
         injection_scale=s.injection_scale,
         rendezvous=s.rendezvous,
         queues_per_dim=s.queues_per_dim,
+        collective_tuner=s.collective_tuner,
+        nccl=s.nccl.spec(),
         source=file,
     )
     check_system(system, file=file, names="native")
@@ -393,6 +395,7 @@ def platform_to_dict(p: Platform) -> dict[str, Any]:
             "injection_scale": s.injection_scale,
             "rendezvous": s.rendezvous,
             "queues_per_dim": s.queues_per_dim,
+            **(_nccl_dict(s) if s.collective_tuner else {}),
         },
         "memory": {
             "mode": mode,
@@ -449,3 +452,23 @@ def platform_json_schema() -> dict[str, Any]:
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "trainsim platform"
     return schema
+
+
+def _nccl_dict(s: SystemSpec) -> dict[str, Any]:
+    """``system.collective_tuner`` and ``system.nccl`` as the platform file writes them."""
+    n = s.nccl
+    return {
+        "collective_tuner": s.collective_tuner,
+        "nccl": {
+            "arch": n.arch,
+            "channels": n.channels,
+            "nvlink_fraction": n.nvlink_fraction,
+            "efficiency": n.efficiency,
+            "nvls": n.nvls,
+            "nvls_reduce_gbps": None if n.nvls_reduce_bw is None else _in_unit(n.nvls_reduce_bw, GBPS),
+            "collnet": n.collnet,
+            "net_overhead_us": n.net_overhead_us,
+            "algorithms": list(n.algorithms),
+            "protocols": list(n.protocols),
+        },
+    }

@@ -13,7 +13,7 @@ in ``platform.py``: endpoint models are plug-ins, so its shape is not fixed here
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from pydantic import (
     AfterValidator,
@@ -29,6 +29,7 @@ from trainsim.collectives.algorithms import name_problem
 from trainsim.config.types import (
     MAX_DATASET_SPLITS,
     MAX_NPUS,
+    NcclSpec,
     RemoteMemorySpec,
     SharedBusSpec,
     SystemSpec,
@@ -204,6 +205,46 @@ class SharedBusModel(_Model):
     local_reduction_delay_ns: NonNeg = _BUS.local_reduction_delay_ns
 
 
+_NCCL = NcclSpec()
+_NcclAlgo = Literal["tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree"]
+_NcclProto = Literal["LL", "LL128", "Simple"]
+
+
+class NcclModel(_Model):
+    """``system.nccl``: NCCL's tuning model's inputs (``config.types.NcclSpec``, docs/nccl.md)."""
+
+    arch: Literal["volta", "ampere", "hopper", "blackwell"] = _NCCL.arch
+    channels: Count = Field(default=_NCCL.channels, le=64, description="NCCL's channel count (its INFO log prints it)")
+    nvlink_fraction: float | None = Field(
+        default=None, gt=0, le=1, description="Usable / line rate of an NVLink; default NCCL's topo.h value for arch"
+    )
+    efficiency: float = Field(default=_NCCL.efficiency, gt=0, le=1, description="Priced bandwidths x this (calibration)")
+    nvls: bool = Field(default=_NCCL.nvls, description="NVSwitch reduction (NVLink SHARP, Hopper on)")
+    nvls_reduce_gbps: GBps | None = Field(default=None, description="NVSwitch reduction rate per GPU port")
+    collnet: bool = Field(default=_NCCL.collnet, description="Network switches reduce (InfiniBand SHARP)")
+    net_overhead_us: NonNeg = _NCCL.net_overhead_us
+    algorithms: list[_NcclAlgo] = Field(
+        default_factory=lambda: cast("list[_NcclAlgo]", list(_NCCL.algorithms)), min_length=1, description="Enabled (NCCL_ALGO)"
+    )
+    protocols: list[_NcclProto] = Field(
+        default_factory=lambda: cast("list[_NcclProto]", list(_NCCL.protocols)), min_length=1, description="Enabled (NCCL_PROTO)"
+    )
+
+    def spec(self) -> NcclSpec:
+        return NcclSpec(
+            arch=self.arch,
+            channels=self.channels,
+            nvlink_fraction=self.nvlink_fraction,
+            efficiency=self.efficiency,
+            nvls=self.nvls,
+            nvls_reduce_bw=None if self.nvls_reduce_gbps is None else self.nvls_reduce_gbps * GBPS,
+            collnet=self.collnet,
+            net_overhead_us=self.net_overhead_us,
+            algorithms=tuple(self.algorithms),
+            protocols=tuple(self.protocols),
+        )
+
+
 class SystemModel(_Model):
     """The system layer's knobs (ASTRA-sim's system JSON, renamed with units)."""
 
@@ -255,6 +296,11 @@ class SystemModel(_Model):
     injection_scale: Positive = Field(default=_SYS.injection_scale, description="Endpoint delay x this (ASTRA-sim's --injection-scale)")
     rendezvous: bool = Field(default=_SYS.rendezvous, description="A control message from the receiver before every message (ASTRA-sim's --rendezvous-protocol)")
     queues_per_dim: Count = Field(default=_SYS.queues_per_dim, description="Dimension queues per network dimension (ASTRA-sim's --num-queues-per-dim)")
+    collective_tuner: Literal["nccl"] | None = Field(
+        default=None,
+        description="nccl: price NCCL-tuned collectives by NCCL's algorithm/protocol choice (docs/nccl.md; default mode only)",
+    )
+    nccl: NcclModel = NcclModel()
 
     @model_validator(mode="after")
     def _roofline_needs_peak(self) -> SystemModel:
