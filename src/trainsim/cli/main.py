@@ -30,8 +30,9 @@ COMMAND_MODULES = (
     "trainsim.cli.generate_cmd",
     "trainsim.cli.optimize_cmd",
     "trainsim.cli.pcm_cmd",
-    "trainsim.cli.study_cmd",
     "trainsim.cli.collective_cmd",
+    "trainsim.cli.study_cmd",
+    "trainsim.cli.comet_cmd",
 )
 
 
