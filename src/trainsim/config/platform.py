@@ -35,7 +35,13 @@ from trainsim.config.astra import cross_check, parse_comm_groups
 from trainsim.config.checks import did_you_mean, show
 from trainsim.config.files import load_yaml_mapping, read_text, yaml_line
 from trainsim.config.knobs import check_system
-from trainsim.config.platform_models import MEMORY_MODES, DeviceModel, FabricModel, PlatformModel
+from trainsim.config.platform_models import (
+    MEMORY_MODES,
+    DeviceModel,
+    FabricModel,
+    PcmTierModel,
+    PlatformModel,
+)
 from trainsim.config.types import (
     CollectiveImpl,
     DimSpec,
@@ -218,6 +224,8 @@ def _to_platform(m: PlatformModel, file: str, endpoint: EndpointSpec | None) -> 
         nodes=mem.nodes,
         source=file,
         capacity=math.inf if mem.capacity_gb is None else mem.capacity_gb * 1e9,
+        technology=mem.technology,
+        pcm=tuple(sorted((mem.pcm or PcmTierModel()).model_dump().items())) if mem.technology == "pcm" else (),
     )
     groups = parse_comm_groups(dict(m.comm_groups), file, npus=network.npus, prefix="comm_groups.")
     platform = Platform(

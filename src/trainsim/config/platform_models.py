@@ -319,10 +319,25 @@ MEMORY_MODES = {
 }
 
 
+class PcmTierModel(_Model):
+    """A PCM-backed expansion tier (``memory/pcm``): the tier's latency, bandwidth and capacity
+    come from the PCM model (``memory.expansion`` resolves them; docs/pcm.md)."""
+
+    scheme: Literal["base", "tri", "tri+fpc"] = Field(default="tri", description="MLC write/read scheme of docs/pcm.md")
+    load: Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False)] = Field(default=0.5, description="Load the latency is taken at, a fraction of the PCM's bandwidth")
+    channels: Count = Field(default=1, description="Channels of one PCM memory (NVMain's example: 1)")
+    banks: Count = Field(default=2, description="Banks per channel (NVMain's example: 2)")
+    devices: Count = Field(default=1, description="PCM memories an access stripes over: bandwidth and capacity x devices, latency as one")
+    requests: Annotated[int, Field(ge=500, le=200_000)] = Field(default=4000, description="Requests of the open-loop run that measures the latency")
+
+
 class MemoryModel(_Model):
-    """Remote / pooled memory: access time = latency + bytes / bandwidth."""
+    """Remote / pooled memory: access time = latency + bytes / bandwidth. ``technology: pcm``
+    takes latency, bandwidth and (unless given) capacity from the PCM model of ``pcm``."""
 
     mode: Literal["none", "per_npu", "per_node", "pool"] = "none"
+    technology: Literal["dram", "pcm"] = Field(default="dram", description="What backs the tier: DRAM (latency_ns, bandwidth_gbps as given) or PCM (from the pcm section)")
+    pcm: PcmTierModel | None = Field(default=None, description="The PCM tier's parameters (technology: pcm)")
     latency_ns: NonNeg = _MEM.latency_ns
     bandwidth_gbps: GBpsOrZero = Field(default=_MEM.bandwidth / GBPS, description="Decimal GB/s, or with its unit")
     nodes: Count = _MEM.nodes
@@ -335,6 +350,15 @@ class MemoryModel(_Model):
 
     @model_validator(mode="after")
     def _bandwidth_when_used(self) -> MemoryModel:
+        if self.technology == "pcm":
+            if self.mode == "none":
+                raise ValueError("technology 'pcm' needs a mode (per_npu, per_node or pool)")
+            given = sorted({"latency_ns", "bandwidth_gbps"} & self.model_fields_set)
+            if given:
+                raise ValueError(f"technology 'pcm' takes latency and bandwidth from the PCM model; remove {', '.join(given)}")
+            return self
+        if self.pcm is not None:
+            raise ValueError("a pcm section needs technology: pcm")
         if self.mode != "none" and self.bandwidth_gbps <= 0:
             raise ValueError(f"mode {self.mode!r} needs bandwidth_gbps > 0")
         return self

@@ -236,6 +236,12 @@ class RemoteMemorySpec:
     capacity: float = math.inf
     """Bytes: per NPU (PER_NPU), per node (PER_NODE) or in all (MEMORY_POOL); ``math.inf``: no
     limit, as ASTRA-sim's remote memory (it never checks)."""
+    technology: str = "dram"
+    """What backs the tier: ``dram`` (latency and bandwidth as given) or ``pcm`` (latency,
+    bandwidth and, when ``capacity`` is unset, capacity from the PCM model of ``pcm``; resolved
+    by ``memory.expansion.resolve_memory`` where the tier is built or priced)."""
+    pcm: tuple[tuple[str, Any], ...] = ()
+    """The PCM tier's parameters (the platform file's ``memory.pcm``) as sorted pairs."""
 
     def capacity_per_npu(self, npus: int) -> float:
         """The tier's bytes one of ``npus`` NPUs can hold when each holds the same."""
