@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from trainsim.collectives import wafer as W
+from trainsim.config.types import Platform
 from trainsim.engine import EventQueue
 from trainsim.network.in_network import InNetworkFlow
 from trainsim.system.flow_program import run_program
@@ -28,6 +29,7 @@ class WaferNet:
     fabric: WaferFabric
     name: str = ""
     npu_of: tuple[int, ...] = ()  # NPU of each rank (placement.py); () = NPU r
+    platform: Platform | None = None  # the platform file's, its wafer placement the study's
     _memo: dict[tuple[object, ...], float] = field(default_factory=dict, repr=False)
 
     def place(self, ranks: Sequence[int]) -> list[int]:
