@@ -75,6 +75,8 @@ def test_step_is_simulated_on_the_wafer_platforms(nets):
         assert (on_mesh.io_s > 0) == streaming
         if streaming:  # streaming overlaps compute: the step is the longer plus one layer's streaming
             assert on_mesh.step_s >= on_mesh.io_s * (1 + 1 / tiny.layers) - 1e-12
+            twice = step_time(work, tiny.parallelism, mesh, mesh.platform, streaming=True, layers=tiny.layers, stream_passes=2)
+            assert twice.io_s == pytest.approx(2 * on_mesh.io_s)
     # the placement reaches the pricer: snake crosses the mesh's data-parallel rings
     snake = study.load_nets(placement="snake")["mesh"]
     assert step_time(work, tiny.parallelism, snake, snake.platform).step_s > step_time(work, tiny.parallelism, mesh, mesh.platform).step_s

@@ -64,10 +64,15 @@ def _without_dp_collectives(work: GeneratedWorkload) -> list:
     return out
 
 
-def step_time(work: GeneratedWorkload, par: Parallelism, net: WaferNet, platform: Platform, *, streaming: bool = False, layers: int = 1) -> StepTime:
+def step_time(
+    work: GeneratedWorkload, par: Parallelism, net: WaferNet, platform: Platform, *, streaming: bool = False, layers: int = 1, stream_passes: int = 1
+) -> StepTime:
     """The step of ``work`` simulated on ``platform`` (module docstring); ``net``: the same
     fabric, for the streaming I/O; ``par``: what ``work`` was generated with; ``layers``: the
-    model's layers (weight streaming fills its pipeline with one of them)."""
+    model's layers (weight streaming fills its pipeline with one of them); ``stream_passes``:
+    times the weights are streamed in (and gradients out) per step: 1 (the default: once per
+    step, every micro-batch using them while on the wafer) or the micro-batch count (streamed
+    again for every micro-batch; the sensitivity table of docs/fred.md)."""
     graphs = _without_dp_collectives(work) if streaming else work.graphs
     result = simulate(work.platform(platform), graphs)
     walk = result.makespan_s * 1e9
@@ -78,6 +83,6 @@ def step_time(work: GeneratedWorkload, par: Parallelism, net: WaferNet, platform
         shard = float(work.info["params"]) / (par.tp * par.pp) * par.param_bytes
         replicas = groups.get("dp") or groups["world"] if par.dp > 1 else [[r] for r in range(len(work.graphs))]
         demand = [(m, shard) for m in replicas]
-        io = 2 * net.stream_in_ns(demand) + net.stream_out_ns([(m, shard / par.param_bytes * par.grad_bytes) for m in replicas])
+        io = stream_passes * (2 * net.stream_in_ns(demand) + net.stream_out_ns([(m, shard / par.param_bytes * par.grad_bytes) for m in replicas]))
         walk = max(walk, io) + io / max(1, layers)
     return StepTime(walk / 1e9, compute / 1e9, max(0.0, walk - compute) / 1e9, io / 1e9)
