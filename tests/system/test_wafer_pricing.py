@@ -62,11 +62,12 @@ def test_generated_step_collectives_are_the_flow_programs(workload, name):
         members = groups.get(gid, tuple(range(20)))
         assert len(starts) == len(members)  # every member recorded it
         ticks[max(starts)].append((members, ctype, size, end - max(starts)))
+    spans = [(t, t + took) for t, batch in ticks.items() for *_, took in batch if took > 0]
     checked = set()
-    for batch in ticks.values():
+    for tick, batch in ticks.items():
         kinds = {(c, s, len(m)) for m, c, s, _ in batch}
-        if len(kinds) != 1:
-            continue  # mixed collectives in one tick: merged programs (checked below)
+        if len(kinds) != 1 or any(a < tick < b for a, b in spans):
+            continue  # mixed collectives in one tick, or others in flight (checked below)
         ctype, size, n = kinds.pop()
         nbytes = size * (n if ctype == int(CommType.ALL_GATHER) else 1)
         placed = [[npu_of[m] for m in members] for members, *_ in batch]
@@ -100,6 +101,29 @@ def test_concurrent_batch_prices_each_collective_by_its_own_steps():
     assert both[1].duration_ns > 100 * both[0].duration_ns
     fabric = build_graph(platform.network)
     assert both[1].duration_ns == pytest.approx(_direct_ns(fabric, [[4, 8, 12, 16]], W.ALL_REDUCE, 1 << 30))
+
+
+def test_in_flight_collectives_load_the_fabric():
+    """A collective priced while another is in flight on shared links shares them with what is
+    left of it (rounded up to eighths); one on disjoint links does not notice."""
+    platform = load_platform(FRED / "mesh.yaml")
+    pricer = make_pricer(platform, False)
+    row = PriceRequest(int(CommType.ALL_REDUCE), 1 << 28, (0, 4, 8, 12, 16))  # column placement: mesh row 0
+    same_row = PriceRequest(int(CommType.ALL_REDUCE), 1 << 26, (0, 4))
+    other_row = PriceRequest(int(CommType.ALL_REDUCE), 1 << 26, (1, 5))
+    alone = pricer.price_batch([same_row])[0].duration_ns
+    loaded = pricer.price_batch([same_row], [(row, 0.3)])[0].duration_ns
+    assert loaded > alone
+    fabric = build_graph(platform.network)
+    npu = npu_of_rank(fabric.params)
+    prog, owned = W.merge([
+        W.collective_program(fabric, [[npu[m] for m in same_row.members]], ["group"], W.ALL_REDUCE, 1 << 26),
+        W.collective_program(fabric, [[npu[m] for m in row.members]], ["group"], W.ALL_REDUCE, (1 << 28) * 3 // 8),
+    ])
+    ends: list[float] = []
+    run_program(InNetworkFlow(None, EventQueue(), graph=fabric), prog, ends)
+    assert loaded == pytest.approx(max(ends[s] for s in owned[0]))
+    assert pricer.price_batch([other_row], [(row, 0.3)])[0].duration_ns == pytest.approx(pricer.price_batch([other_row])[0].duration_ns)
 
 
 def test_sibling_groups_share_the_planes():

@@ -7,7 +7,8 @@ factories, imported on first use): ``nccl`` (NCCL's algorithm and protocol choic
 ``nccl_pricing.py``) and ``wafer`` (the wafer fabric's flow programs, ``wafer_pricing.py``).
 A pricer declares which collective types it prices (:meth:`CollectivePricer.prices`) and
 whether collectives that become ready in the same tick are priced together
-(``concurrent``: their groups then share the fabric in one program). The runtime
+(``concurrent``: their groups then share the fabric in one program, beside what is left of
+the collectives still in flight). The runtime
 (``collective_runtime.CollectiveRuntime.flush_tuned``) holds the members until the last one
 issues, asks for the price and finishes every member at that tick plus the price. Sizes in
 bytes (Chakra's ``comm_size``), times in ns.
@@ -56,8 +57,10 @@ class CollectivePricer(Protocol):
         the implementation lists' phases)."""
         ...
 
-    def price_batch(self, batch: Sequence[PriceRequest]) -> list[Price]:
-        """A price per request, the requests running at once."""
+    def price_batch(self, batch: Sequence[PriceRequest], in_flight: Sequence[tuple[PriceRequest, float]] = ()) -> list[Price]:
+        """A price per request, the requests running at once; ``in_flight``: collectives priced
+        earlier and still running, each with the fraction of its bytes left (a concurrent
+        pricer may let them load the fabric; their own prices stand)."""
         ...
 
 

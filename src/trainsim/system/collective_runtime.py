@@ -183,6 +183,7 @@ class CollectiveRuntime:
         # the collectives it knows as a whole (``collective_pricing.py``; default mode only)
         self._pricer = make_pricer(platform, compat_astra)
         self._ready: list[CollectiveInstance] = []  # priced together at the end of the tick
+        self._priced: list[tuple[PriceRequest, float, float]] = []  # in flight: (request, start, end)
 
     # -- the protocol ------------------------------------------------------------------------
     def issue(
@@ -402,8 +403,14 @@ class CollectiveRuntime:
     def _price_ready(self, _arg: Any) -> None:
         ready, self._ready = self._ready, []
         assert self._pricer is not None
-        prices = self._pricer.price_batch([PriceRequest(i.phase_type, i.size, i.members) for i in ready])
-        for inst, price in zip(ready, prices, strict=True):
+        now = self.queue.now
+        self._priced = [p for p in self._priced if p[2] > now]
+        in_flight = [(req, (end - now) / (end - start)) for req, start, end in self._priced]
+        requests = [PriceRequest(i.phase_type, i.size, i.members) for i in ready]
+        prices = self._pricer.price_batch(requests, in_flight)
+        for inst, req, price in zip(ready, requests, prices, strict=True):
+            if price.duration_ns > 0:
+                self._priced.append((req, now, now + price.duration_ns))
             self._finish_priced(inst, price)
 
     def _finish_priced(self, inst: CollectiveInstance, price: Price) -> None:

@@ -126,7 +126,7 @@ class NcclPricing:
         """Whether NCCL tunes ``comm_type``."""
         return comm_type in TUNED_TYPES
 
-    def price_batch(self, batch: Sequence[PriceRequest]) -> list[Price]:
+    def price_batch(self, batch: Sequence[PriceRequest], in_flight: Sequence[tuple[PriceRequest, float]] = ()) -> list[Price]:
         """Every request priced on its own (NCCL's model knows no other traffic)."""
         out = []
         for r in batch:

@@ -11,8 +11,10 @@ otherwise) and run on a fresh flow-level backend over the fabric (``flow_program
 Collectives that become ready in the same tick run in one program, so sibling groups (the
 tensor-parallel groups of every stage, the data-parallel groups) share the fabric as they do in
 the step: same-type, same-size groups are coloured together; other collectives of that tick are
-separate programs run at the same time. A collective that starts while an earlier one is still
-in flight is priced without it (the earlier one's traffic is not seen; docs/fred.md).
+separate programs run at the same time. Collectives priced earlier and still in flight run
+beside them with the part of their bytes left (rounded to eighths, so a step's repeated
+situations share one price), loading the fabric; their own prices are not revised
+(docs/fred.md).
 
 The backend is the first registered one declaring ``capabilities.in_network`` (it also carries
 the mesh's plain unicasts); nothing here names it. Sizes in bytes (Chakra's ``comm_size``: an
@@ -21,6 +23,7 @@ all-gather's is each member's piece, so the program's output is ``n x`` that), t
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from trainsim.collectives import wafer as W
@@ -66,37 +69,45 @@ class WaferPricing:
             raise ConfigError("collective_tuner wafer needs a registered network backend declaring in_network", field="system.collective_tuner")
         self.backend_name = name
         self._template = make_backend(name, net, EventQueue(), compat_astra=False)
-        self._memo: dict[tuple[PriceRequest, ...], list[Price]] = {}
+        self._memo: dict[tuple[tuple[PriceRequest, ...], tuple[PriceRequest, ...]], list[Price]] = {}
         self.programs_run = 0
 
     def prices(self, comm_type: int) -> bool:
         return comm_type in PRICED
 
-    def program(self, batch: Sequence[PriceRequest]) -> tuple[W.Program, list[W.Program], list[list[int]], list[int]]:
-        """One program for ``batch`` (module docstring), its sub-programs, the steps of each in
-        it, and the sub-program of each request."""
-        keys: dict[tuple[int, int, int], list[int]] = {}
-        for i, r in enumerate(batch):
-            keys.setdefault((r.comm_type, r.size, len(r.members)), []).append(i)
+    def program(self, batch: Sequence[PriceRequest], background: Sequence[PriceRequest] = ()) -> tuple[W.Program, list[W.Program], list[list[int]], list[int]]:
+        """One program for ``batch`` and ``background`` (module docstring), its sub-programs,
+        the steps of each in it, and the sub-program of each request of ``batch``."""
+        keys: dict[tuple[bool, int, int, int], list[int]] = {}
+        everything = [*batch, *background]
+        for i, r in enumerate(everything):
+            keys.setdefault((i >= len(batch), r.comm_type, r.size, len(r.members)), []).append(i)
         programs: list[W.Program] = []
-        which = [0] * len(batch)
-        for (ctype, size, n), idx in keys.items():
+        which = [0] * len(everything)
+        for (_, ctype, size, n), idx in keys.items():
             comm = PRICED[ctype]
             nbytes = float(size) * (n if comm == W.ALL_GATHER else 1)
-            groups = [[self.npu_of[m] for m in batch[i].members] for i in idx]
+            groups = [[self.npu_of[m] for m in everything[i].members] for i in idx]
             for i in idx:
                 which[i] = len(programs)
             programs.append(W.collective_program(self.fabric, groups, ["group"] * len(groups), comm, nbytes))
         merged, owned = W.merge(programs)
-        return merged, programs, owned, which
+        return merged, programs, owned, which[: len(batch)]
 
-    def price_batch(self, batch: Sequence[PriceRequest]) -> list[Price]:
+    def price_batch(self, batch: Sequence[PriceRequest], in_flight: Sequence[tuple[PriceRequest, float]] = ()) -> list[Price]:
         """Each request's time: when the last step of its sub-program finishes, every request
-        of ``batch`` running at once."""
-        key = tuple(batch)
+        of ``batch`` running at once beside what is left of ``in_flight`` (module docstring)."""
+        background = []
+        for r, left in in_flight:
+            if r.comm_type not in PRICED:
+                continue
+            eighths = math.ceil(left * 8 - 1e-9)
+            if eighths > 0:
+                background.append(PriceRequest(r.comm_type, r.size * eighths // 8, r.members))
+        key = (tuple(batch), tuple(sorted(background, key=lambda r: (r.comm_type, r.size, r.members))))
         got = self._memo.get(key)
         if got is None:
-            prog, programs, owned, which = self.program(batch)
+            prog, programs, owned, which = self.program(batch, key[1])
             ends: list[float] = []
             backend = self._template.fork(EventQueue())  # type: ignore[attr-defined]
             run_program(backend, prog, ends)
