@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from trainsim.config.wafer import MESH
 from trainsim.errors import ConfigError
 from trainsim.topology.fred_routing import colour_trees
 from trainsim.topology.wafer import WaferFabric
@@ -231,6 +232,47 @@ def stream_out(fabric: WaferFabric, sources: Sequence[tuple[Sequence[int], float
         moves += [Unicast(m, io, share) for m in members for io in fabric.io]
     prog.add(moves)
     return prog
+
+
+CHUNKS = 8
+"""Chunks the hierarchical algorithm pipelines (per level order)."""
+
+
+def wafer_levels(fabric: WaferFabric) -> list[list[list[int]]]:
+    """The hierarchical algorithm's levels over every NPU: the mesh's rows, then its columns;
+    FRED's L1 switches, then the NPUs of the same index across them."""
+    p = fabric.params
+    if p.kind == MESH:
+        cols, rows = p.cols, p.npus // p.cols
+        return [[[y * cols + x for x in range(cols)] for y in range(rows)], [[y * cols + x for y in range(rows)] for x in range(cols)]]
+    per, l1s = p.per_l1, p.npus // p.per_l1
+    return [[[k * per + i for i in range(per)] for k in range(l1s)], [[k * per + i for k in range(l1s)] for i in range(per)]]
+
+
+def collective_program(
+    fabric: WaferFabric, groups: Sequence[Sequence[int]], roles: Sequence[str], comm: str, nbytes: float, *, chunks: int = CHUNKS
+) -> Program:
+    """The program a wafer runs for ``groups`` (concurrent, disjoint NPU lists) each running
+    ``comm`` on ``nbytes``: on FRED-B/D an in-network tree per group; elsewhere the
+    hierarchical algorithm for one wafer-wide group (on the mesh half the chunks take the
+    columns first) and a logical ring per group otherwise."""
+    p = fabric.params
+    if p.in_network:
+        return in_network(fabric, groups, roles, comm, nbytes)
+    if len(groups) == 1 and sorted(groups[0]) == list(range(p.npus)):
+        orders = ((0, 1), (1, 0)) if p.kind == MESH else ((0, 1),)
+        return hierarchical(wafer_levels(fabric), comm, nbytes, orders=orders, chunks=chunks)
+    return ring(groups, comm, nbytes)
+
+
+def merge(programs: Sequence[Program]) -> tuple[Program, list[list[int]]]:
+    """One program running ``programs`` at once, and the steps of each in it."""
+    out = Program(sent_per_npu=max((p.sent_per_npu for p in programs), default=0.0))
+    owned = []
+    for p in programs:
+        base = len(out.steps)
+        owned.append([out.add(s.transfers, [base + a for a in s.after]) for s in p.steps])
+    return out, owned
 
 
 WAFER_ALGORITHMS = ("ring", "hierarchical", "in_network")

@@ -324,7 +324,7 @@ def _fabric_dict(f: FabricSpec) -> dict[str, Any]:
         out["wafer"] = {
             "kind": w.kind, "cols": w.cols, "per_l1": w.per_l1, "planes": w.planes, "npu_link_gbps": w.npu_link_bw / GBPS,
             "npu_l2_gbps": w.npu_l2_bw / GBPS, "io_controllers": w.io_controllers, "io_gbps": w.io_bw / GBPS,
-            "in_network": w.in_network, "latency_ns": w.latency_ns,
+            "in_network": w.in_network, "latency_ns": w.latency_ns, "placement": w.placement,
         }
     elif f.kind == "leaf_spine":
         out.update(hosts_per_leaf=f.hosts_per_leaf, spines=f.spines, oversubscription=f.oversubscription, bandwidth_gbps=_in_unit(f.bandwidth, GBPS))

@@ -135,13 +135,16 @@ class WaferModel(_Model):
     io_gbps: GBps = Field(128.0, description="each I/O controller (GB/s)")
     in_network: bool = Field(False, description="fred: switches reduce and multicast (variants B, D)")
     latency_ns: NonNeg = 20.0
+    placement: Literal["linear", "snake", "column"] = Field(
+        "linear", description="where rank r sits for the wafer collective pricer (system.collective_tuner: wafer; docs/fred.md)"
+    )
 
     def to_params(self, npus: int) -> WaferParams:
         return WaferParams(
             self.kind, npus=npus, cols=self.cols, per_l1=self.per_l1, planes=self.planes,
             npu_link_bw=self.npu_link_gbps * GB_S, npu_l2_bw=self.npu_l2_gbps * GB_S,
             io_controllers=self.io_controllers, io_bw=self.io_gbps * GB_S, in_network=self.in_network,
-            latency_ns=self.latency_ns,
+            latency_ns=self.latency_ns, placement=self.placement,
         )
 
     @model_validator(mode="after")
@@ -296,9 +299,9 @@ class SystemModel(_Model):
     injection_scale: Positive = Field(default=_SYS.injection_scale, description="Endpoint delay x this (ASTRA-sim's --injection-scale)")
     rendezvous: bool = Field(default=_SYS.rendezvous, description="A control message from the receiver before every message (ASTRA-sim's --rendezvous-protocol)")
     queues_per_dim: Count = Field(default=_SYS.queues_per_dim, description="Dimension queues per network dimension (ASTRA-sim's --num-queues-per-dim)")
-    collective_tuner: Literal["nccl"] | None = Field(
+    collective_tuner: Literal["nccl", "wafer"] | None = Field(
         default=None,
-        description="nccl: price NCCL-tuned collectives by NCCL's algorithm/protocol choice (docs/nccl.md; default mode only)",
+        description="nccl: price NCCL-tuned collectives by NCCL's algorithm/protocol choice (docs/nccl.md); wafer: by the wafer fabric's flow programs (docs/fred.md); default mode only",
     )
     nccl: NcclModel = NcclModel()
 

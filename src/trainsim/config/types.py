@@ -202,10 +202,12 @@ class SystemSpec:
     """ASTRA-sim's ``--rendezvous-protocol``: before every message (of a collective, and every
     SEND / RECV node) the receiver sends the sender an ``RENDEZVOUS_BYTES`` control message
     when it posts the receive, and the data leaves only once that has arrived."""
-    collective_tuner: Literal["nccl"] | None = None
+    collective_tuner: Literal["nccl", "wafer"] | None = None
     """``nccl``: whole collectives of the types NCCL tunes are priced by NCCL's algorithm and
     protocol choice (``collectives/nccl_tuner.py``, docs/nccl.md) instead of running the
-    implementation lists' phases; default mode only (refused with ``compat: astra``)."""
+    implementation lists' phases; ``wafer``: all-reduce, reduce-scatter and all-gather priced by
+    the wafer fabric's flow programs (``system/wafer_pricing.py``, docs/fred.md); default mode
+    only (refused with ``compat: astra``)."""
     nccl: NcclSpec = field(default_factory=NcclSpec)
     """The tuner's inputs (``NcclSpec``), read when ``collective_tuner`` is ``nccl``."""
     queues_per_dim: int = 1

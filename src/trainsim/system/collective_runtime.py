@@ -52,7 +52,7 @@ from trainsim.system.collective_engine import (
     EngineOptions,
     RankWork,
 )
-from trainsim.system.nccl_pricing import TUNED_TYPES, NcclPricing
+from trainsim.system.collective_pricing import Price, PriceRequest, make_pricer
 from trainsim.system.planner import CollectivePlanner
 from trainsim.system.symmetry.collective import (
     SymmetricOutcome,
@@ -179,9 +179,11 @@ class CollectiveRuntime:
         # checks that): they issue each of its collectives on a group holding them, with it
         self._mirrors = mirrors or {}
         self._mirror_ranks = {m for ms in self._mirrors.values() for m in ms}
-        # NCCL's algorithm and protocol choice prices the collectives it tunes (default mode only)
-        tuned = sysspec.collective_tuner == "nccl" and not compat_astra
-        self._nccl = NcclPricing(platform) if tuned else None
+        # a pricer (``system.collective_tuner``: NCCL's choice, a wafer's flow programs) prices
+        # the collectives it knows as a whole (``collective_pricing.py``; default mode only)
+        self._pricer = make_pricer(platform, compat_astra)
+        self._ready: list[CollectiveInstance] = []  # priced together at the end of the tick
+        self._priced: list[tuple[PriceRequest, float, float]] = []  # in flight: (request, start, end)
 
     # -- the protocol ------------------------------------------------------------------------
     def issue(
@@ -377,22 +379,45 @@ class CollectiveRuntime:
                 )
 
     def tuned(self, inst: CollectiveInstance) -> bool:
-        """Whether NCCL's tuner prices ``inst`` (``system.collective_tuner: nccl``)."""
-        return self._nccl is not None and inst.phase_type in TUNED_TYPES and not self._replayed(inst)
+        """Whether the pricer prices ``inst`` (``system.collective_tuner``)."""
+        return self._pricer is not None and self._pricer.prices(inst.phase_type) and not self._replayed(inst)
 
     def flush_tuned(self, inst: CollectiveInstance, pending: list[Any]) -> None:
         """Hold the members until the last one issues ``inst``, then finish every one of them
-        NCCL's price later (``system/nccl_pricing.py``)."""
+        the pricer's price later (``system/collective_pricing.py``); a ``concurrent`` pricer
+        prices the collectives ready in this tick together, at its end."""
         inst.flush_scheduled = False
         inst.held.extend(pending)
         if inst.issued < len(inst.members):
             return
-        held, inst.held = inst.held, []
-        assert self._nccl is not None
-        priced = self._nccl.price(inst.phase_type, inst.size, inst.members)
+        pricer = self._pricer
+        assert pricer is not None
+        if not pricer.concurrent:
+            self._finish_priced(inst, pricer.price_batch([PriceRequest(inst.phase_type, inst.size, inst.members)])[0])
+            return
+        if not self._ready:
+            self.queue.schedule(0.0, self._price_ready, None)
+        self._ready.append(inst)
+        self._instances.pop(inst.key, None)
+
+    def _price_ready(self, _arg: Any) -> None:
+        ready, self._ready = self._ready, []
+        assert self._pricer is not None
         now = self.queue.now
-        end = now + priced.duration_ns
-        shared = (list(priced.dim_bytes), [f"nccl:{priced.choice.name}"], [[now, end]])
+        self._priced = [p for p in self._priced if p[2] > now]
+        in_flight = [(req, (end - now) / (end - start)) for req, start, end in self._priced]
+        requests = [PriceRequest(i.phase_type, i.size, i.members) for i in ready]
+        prices = self._pricer.price_batch(requests, in_flight)
+        for inst, req, price in zip(ready, requests, prices, strict=True):
+            if price.duration_ns > 0:
+                self._priced.append((req, now, now + price.duration_ns))
+            self._finish_priced(inst, price)
+
+    def _finish_priced(self, inst: CollectiveInstance, price: Price) -> None:
+        held, inst.held = inst.held, []
+        now = self.queue.now
+        end = now + price.duration_ns
+        shared = (list(price.dim_bytes), [price.label], [[now, end]])
         works = []
         for rank, request, on_done, arg, issued_ns in held:
             if rank in self._mirror_ranks:  # it runs nothing and reports its representative's times

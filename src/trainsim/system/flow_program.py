@@ -12,8 +12,9 @@ from trainsim.collectives.wafer import Program, Tree
 from trainsim.errors import ConfigError
 
 
-def run_program(backend: Any, program: Program) -> float:
-    """Run ``program`` from the backend's current time to its end; the duration in ns."""
+def run_program(backend: Any, program: Program, finish_ns: list[float] | None = None) -> float:
+    """Run ``program`` from the backend's current time to its end; the duration in ns.
+    ``finish_ns``, when given, receives each step's finish (ns after the start)."""
     queue = backend.queue
     start = queue.now
     steps = program.steps
@@ -29,8 +30,11 @@ def run_program(backend: Any, program: Program) -> float:
     if any(isinstance(t, Tree) for s in steps for t in s.transfers) and not backend.capabilities.in_network:
         raise ConfigError(f"network backend {backend.name!r} cannot stream in-network trees (it does not declare in_network)")
 
+    ends = [0.0] * len(steps)
+
     def finish(i: int) -> None:
         done[i] = True
+        ends[i] = float(queue.now - start)
         for f in followers[i]:
             waiting[f] -= 1
             if waiting[f] == 0:
@@ -56,4 +60,6 @@ def run_program(backend: Any, program: Program) -> float:
     queue.run()
     if not all(done):
         raise ConfigError("flow program did not finish (a step waits on one that never ran)")
+    if finish_ns is not None:
+        finish_ns[:] = ends
     return float(queue.now - start)

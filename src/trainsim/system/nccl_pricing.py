@@ -16,6 +16,7 @@ NCCL's ``nBytes`` is n x that), times in ns.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from trainsim.collectives.nccl_tuner import (
@@ -37,6 +38,7 @@ from trainsim.collectives.nccl_tuner import (
 )
 from trainsim.config.types import Platform
 from trainsim.enums import CommType
+from trainsim.system.collective_pricing import Price, PriceRequest
 
 TUNED_TYPES = {
     int(CommType.ALL_REDUCE): ALL_REDUCE,
@@ -64,7 +66,10 @@ class Priced:
 
 class NcclPricing:
     """Prices collectives of one platform (module docstring); tuners are kept per group shape,
-    prices per (type, size, shape): a training step repeats the same few collectives."""
+    prices per (type, size, shape): a training step repeats the same few collectives. The
+    runtime's pricer (``collective_pricing.CollectivePricer``): each collective on its own."""
+
+    concurrent = False
 
     def __init__(self, platform: Platform) -> None:
         self.platform = platform
@@ -116,6 +121,18 @@ class NcclPricing:
             )
             tuner = self._tuners[key] = NcclTuner(fabric, self.spec)
         return tuner
+
+    def prices(self, comm_type: int) -> bool:
+        """Whether NCCL tunes ``comm_type``."""
+        return comm_type in TUNED_TYPES
+
+    def price_batch(self, batch: Sequence[PriceRequest], in_flight: Sequence[tuple[PriceRequest, float]] = ()) -> list[Price]:
+        """Every request priced on its own (NCCL's model knows no other traffic)."""
+        out = []
+        for r in batch:
+            priced = self.price(r.comm_type, r.size, r.members)
+            out.append(Price(priced.duration_ns, f"nccl:{priced.choice.name}", list(priced.dim_bytes)))
+        return out
 
     def price(self, comm_type: int, size: int, members: tuple[int, ...]) -> Priced:
         """Duration and pick of one ``comm_type`` collective of Chakra ``size`` on ``members``."""

@@ -1,5 +1,5 @@
 """The FRED study (studies/fred): placement, collectives measured on the shipped platforms,
-I/O streaming, and a generated step priced on two fabrics."""
+I/O streaming, and a generated step simulated on two fabrics."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import pytest
 
 from trainsim.errors import ConfigError
 from trainsim.studies.fred import study
-from trainsim.studies.fred.fabrics import WaferNet
 from trainsim.studies.fred.placement import npu_of_rank
 from trainsim.studies.fred.step import step_time
 from trainsim.studies.fred.workloads import Workload
-from trainsim.topology.wafer import paper_fred, paper_mesh, wafer_fabric
+from trainsim.system.api import simulate
+from trainsim.topology.wafer import paper_fred, paper_mesh
 from trainsim.workload.generate.parallel import Parallelism
 
 
@@ -55,22 +55,31 @@ def test_mesh_io_falls_short_of_line_rate(nets):
     assert io["mesh"][1] == pytest.approx(1.0, rel=1e-3)
 
 
-def test_step_prices_a_generated_workload():
-    w = Workload("tiny", "gpt3-175b", Parallelism(tp=2, pp=2, dp=5, micro_batch=1, global_batch=10), True, 1.0)
-    from dataclasses import replace
-
-    tiny = replace(w, model="megatron-1.7b")
+def test_step_is_simulated_on_the_wafer_platforms(nets):
+    """The step is trainsim's simulator on the study's platforms: the same number as calling
+    simulate with the wafer pricer (weight stationary), and streaming bounded as documented."""
+    tiny = Workload("tiny", "megatron-1.7b", Parallelism(tp=2, pp=2, dp=5, micro_batch=1, global_batch=10), True, 1.0)
     work = tiny.generate()
-    mesh = WaferNet(wafer_fabric(paper_mesh()), "mesh", npu_of_rank(paper_mesh(), "column"))
-    fred = WaferNet(wafer_fabric(paper_fred("D")), "fred_d")
+    mesh, fred = nets["mesh"], nets["fred_d"]
+    assert mesh.platform.system.collective_tuner == fred.platform.system.collective_tuner == "wafer"
+    assert mesh.platform.network.fabric.wafer.placement == "column"
+    stationary = step_time(work, tiny.parallelism, fred, fred.platform)
+    direct = simulate(work.platform(fred.platform), work.graphs)
+    assert stationary.step_s == direct.makespan_s
+    assert all(r.algorithms[0].startswith("wafer") for r in direct.collectives)
     for streaming in (False, True):
-        on_mesh = step_time(work, tiny.parallelism, mesh, streaming=streaming, layers=tiny.layers)
-        on_fred = step_time(work, tiny.parallelism, fred, streaming=streaming, layers=tiny.layers)
+        on_mesh = step_time(work, tiny.parallelism, mesh, mesh.platform, streaming=streaming, layers=tiny.layers)
+        on_fred = step_time(work, tiny.parallelism, fred, fred.platform, streaming=streaming, layers=tiny.layers)
         assert on_mesh.compute_s == on_fred.compute_s > 0
         assert on_fred.step_s < on_mesh.step_s
         assert (on_mesh.io_s > 0) == streaming
         if streaming:  # streaming overlaps compute: the step is the longer plus one layer's streaming
-            assert on_mesh.step_s <= max(on_mesh.compute_s + on_mesh.exposed_comm_s, on_mesh.io_s) + on_mesh.io_s / tiny.layers + 1e-12
+            assert on_mesh.step_s >= on_mesh.io_s * (1 + 1 / tiny.layers) - 1e-12
+            twice = step_time(work, tiny.parallelism, mesh, mesh.platform, streaming=True, layers=tiny.layers, stream_passes=2)
+            assert twice.io_s == pytest.approx(2 * on_mesh.io_s)
+    # the placement reaches the pricer: snake crosses the mesh's data-parallel rings
+    snake = study.load_nets(placement="snake")["mesh"]
+    assert step_time(work, tiny.parallelism, snake, snake.platform).step_s > step_time(work, tiny.parallelism, mesh, mesh.platform).step_s
 
 
 def test_missing_platform_folder(tmp_path):

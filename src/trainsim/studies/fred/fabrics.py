@@ -15,14 +15,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from trainsim.collectives import wafer as W
-from trainsim.config.wafer import MESH
+from trainsim.config.types import Platform
 from trainsim.engine import EventQueue
 from trainsim.network.in_network import InNetworkFlow
 from trainsim.system.flow_program import run_program
 from trainsim.topology.wafer import WaferFabric
 
-CHUNKS = 8
-"""Chunks the hierarchical algorithm pipelines (per level order)."""
+CHUNKS = W.CHUNKS
 
 
 @dataclass
@@ -30,6 +29,7 @@ class WaferNet:
     fabric: WaferFabric
     name: str = ""
     npu_of: tuple[int, ...] = ()  # NPU of each rank (placement.py); () = NPU r
+    platform: Platform | None = None  # the platform file's, its wafer placement the study's
     _memo: dict[tuple[object, ...], float] = field(default_factory=dict, repr=False)
 
     def place(self, ranks: Sequence[int]) -> list[int]:
@@ -43,23 +43,12 @@ class WaferNet:
 
     def levels(self) -> list[list[list[int]]]:
         """The hierarchical algorithm's levels over every NPU."""
-        p = self.fabric.params
-        if p.kind == MESH:
-            cols, rows = p.cols, p.npus // p.cols
-            return [[[y * cols + x for x in range(cols)] for y in range(rows)], [[y * cols + x for y in range(rows)] for x in range(cols)]]
-        per, l1s = p.per_l1, p.npus // p.per_l1
-        return [[[k * per + i for i in range(per)] for k in range(l1s)], [[k * per + i for k in range(l1s)] for i in range(per)]]
+        return W.wafer_levels(self.fabric)
 
     def collective(self, groups: Sequence[Sequence[int]], roles: Sequence[str], comm: str, nbytes: float) -> W.Program:
-        """The program of ``groups`` (concurrent, disjoint) each running ``comm`` on ``nbytes``."""
-        p = self.fabric.params
-        groups = [self.place(g) for g in groups]
-        if p.in_network:
-            return W.in_network(self.fabric, groups, roles, comm, nbytes)
-        if len(groups) == 1 and sorted(groups[0]) == list(range(p.npus)):
-            orders = ((0, 1), (1, 0)) if p.kind == MESH else ((0, 1),)
-            return W.hierarchical(self.levels(), comm, nbytes, orders=orders, chunks=CHUNKS)
-        return W.ring(groups, comm, nbytes)
+        """The program of ``groups`` (concurrent, disjoint) each running ``comm`` on ``nbytes``
+        (``collectives.wafer.collective_program``)."""
+        return W.collective_program(self.fabric, [self.place(g) for g in groups], roles, comm, nbytes)
 
     def collective_ns(self, groups: Sequence[Sequence[int]], roles: Sequence[str], comm: str, nbytes: float) -> float:
         key = ("coll", tuple(map(tuple, groups)), tuple(roles), comm, round(nbytes))

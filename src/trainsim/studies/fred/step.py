@@ -1,17 +1,19 @@
-"""One generated training step priced on a wafer fabric (studies layer; docs/fred.md).
+"""One generated training step simulated on a wafer platform (studies layer; docs/fred.md).
 
-The generator (``workload/generate``) gives rank 0's graph (compute durations from its operator
-timer, collectives with sizes and communicator groups, pipeline sends and receives). The step is
-rank 0's graph list-scheduled on two lanes, compute and communication, each running one node at
-a time in id order once its dependencies are done. A collective lasts what it takes on the
-fabric with every sibling group of its role (all tensor-parallel groups, ...) running it at
-once (:class:`~trainsim.studies.fred.fabrics.WaferNet`); a send or receive what the stage's
-pairs take together. Pipeline parallelism adds the 1F1B fill and drain, ``(pp - 1)`` of a
-micro-batch's compute. In weight-streaming execution every rank's parameter shard is streamed
-in through the I/O controllers for the forward and again for the backward pass, and the
-gradients are written back (reduced on the way on FRED-B/D, reduce-scattered first elsewhere)
-instead of the graph's data-parallel collectives; streaming overlaps compute layer by layer,
-so the step is the longer of the two plus one layer's streaming (the pipeline's fill).
+The generator (``workload/generate``) gives every rank's graph (compute durations from its
+operator timer, collectives with sizes and communicator groups, pipeline sends and receives).
+The step is trainsim's simulator run on them (``system.api.simulate``, every rank) on the
+study's platform file, whose ``system.collective_tuner: wafer`` prices each collective by the
+fabric's flow programs with the groups that become ready in the same tick sharing the fabric
+(``system/wafer_pricing.py``); compute, dependencies, the pipeline's schedule (its fill and
+drain included) and the overlap of communication with compute are the simulator's.
+
+In weight-streaming execution every rank's parameter shard is streamed in through the I/O
+controllers for the forward and again for the backward pass, and the gradients are written back
+(reduced on the way on FRED-B/D, reduce-scattered first elsewhere) instead of the graph's
+data-parallel collectives (their size is set to 0 before simulating); streaming overlaps compute
+layer by layer, so the step is the longer of the simulated step and the streaming, plus one
+layer's streaming (the pipeline's fill).
 """
 
 from __future__ import annotations
@@ -20,20 +22,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from trainsim.collectives import wafer as W
-from trainsim.enums import CommType, NodeType
-from trainsim.errors import ConfigError
+from trainsim.config.types import Platform
+from trainsim.enums import NodeType
 from trainsim.studies.fred.fabrics import WaferNet
+from trainsim.system.api import simulate
 from trainsim.workload.generate.api import GeneratedWorkload
 from trainsim.workload.generate.parallel import Parallelism
 
-_COMM = {int(CommType.ALL_REDUCE): W.ALL_REDUCE, int(CommType.ALL_GATHER): W.ALL_GATHER, int(CommType.REDUCE_SCATTER): W.REDUCE_SCATTER}
 _DP_ROLES = ("dp", "edp", "world")
 
 
 @dataclass(frozen=True)
 class StepTime:
-    """Seconds: the step, rank 0's compute, communication not hidden behind compute, and the
+    """Seconds: the step, rank 0's compute, the step not covered by rank 0's compute, and the
     weight-streaming I/O (0 when weight stationary)."""
 
     step_s: float
@@ -53,54 +54,35 @@ def _role_groups(work: GeneratedWorkload) -> tuple[dict[str, str], dict[str, lis
     return role_of, groups
 
 
-def step_time(work: GeneratedWorkload, par: Parallelism, net: WaferNet, *, streaming: bool = False, layers: int = 1) -> StepTime:
-    """Rank 0's step on ``net`` (module docstring); ``par``: what ``work`` was generated with;
-    ``layers``: the model's layers (weight streaming fills its pipeline with one of them)."""
-    g = work.graphs[0]
-    role_of, groups = _role_groups(work)
-    ptr, dep = g.dep_indices()
-    n = len(g)
-    finish = np.zeros(n)
-    comp_free = comm_free = 0.0
-    compute = 0.0
-    stage_pairs = [(r, int(work.graphs[r].comm_dst[np.flatnonzero(work.graphs[r].types == NodeType.COMM_SEND_NODE)[0]]))
-                   for r in range(len(work.graphs)) if (work.stage_of_rank[r] if work.stage_of_rank else 0) == 0
-                   and (work.graphs[r].types == NodeType.COMM_SEND_NODE).any()]
-    types = g.types.tolist()
-    for p in range(n):
-        deps = dep[ptr[p]:ptr[p + 1]]
-        ready = float(finish[deps[deps >= 0]].max()) if deps.size else 0.0
-        kind = types[p]
-        if kind == NodeType.COMP_NODE:
-            dur = float(g.duration_s[p]) * 1e9
-            compute += dur
-            start = max(ready, comp_free)
-            finish[p] = comp_free = start + dur
-            continue
-        if kind == NodeType.COMM_COLL_NODE:
-            role = role_of.get(g.pg_name[p], "other")
-            comm = _COMM.get(int(g.comm_type[p]))
-            if comm is None:
-                raise ConfigError(f"the FRED study prices all-reduce, all-gather and reduce-scatter; node {int(g.ids[p])} is {CommType(int(g.comm_type[p])).name}")
-            if streaming and role in _DP_ROLES:
-                dur = 0.0  # gradients leave through the I/O controllers instead (below)
-            else:
-                sib = groups.get(role, [])
-                dur = net.collective_ns(sib, [role] * len(sib), comm, float(g.comm_size[p]))
-        elif kind in (NodeType.COMM_SEND_NODE, NodeType.COMM_RECV_NODE):
-            dur = net.p2p_ns(stage_pairs, float(g.comm_size[p])) if stage_pairs else 0.0
-        else:
-            dur = 0.0
-        start = max(ready, comm_free)
-        finish[p] = comm_free = start + dur
-    walk = float(finish.max()) if n else 0.0
-    if par.pp > 1:
-        walk += (par.pp - 1) * compute / max(1, int(work.info.get("microbatches", 1)))
+def _without_dp_collectives(work: GeneratedWorkload) -> list:
+    """The graphs with every data-parallel collective's size set to 0 (streaming replaces it)."""
+    role_of, _ = _role_groups(work)
+    out = []
+    for g in work.graphs:
+        dp = np.array([t == NodeType.COMM_COLL_NODE and role_of.get(name, "other") in _DP_ROLES for t, name in zip(g.types.tolist(), g.pg_name, strict=True)], dtype=bool)
+        out.append(g.with_comm_sizes(np.where(dp, 0, g.comm_size)) if dp.any() else g)
+    return out
+
+
+def step_time(
+    work: GeneratedWorkload, par: Parallelism, net: WaferNet, platform: Platform, *, streaming: bool = False, layers: int = 1, stream_passes: int = 1
+) -> StepTime:
+    """The step of ``work`` simulated on ``platform`` (module docstring); ``net``: the same
+    fabric, for the streaming I/O; ``par``: what ``work`` was generated with; ``layers``: the
+    model's layers (weight streaming fills its pipeline with one of them); ``stream_passes``:
+    times the weights are streamed in (and gradients out) per step: 1 (the default: once per
+    step, every micro-batch using them while on the wafer) or the micro-batch count (streamed
+    again for every micro-batch; the sensitivity table of docs/fred.md)."""
+    graphs = _without_dp_collectives(work) if streaming else work.graphs
+    result = simulate(work.platform(platform), graphs)
+    walk = result.makespan_s * 1e9
+    compute = result.ranks[0].compute_s * 1e9
     io = 0.0
     if streaming:
+        _, groups = _role_groups(work)
         shard = float(work.info["params"]) / (par.tp * par.pp) * par.param_bytes
         replicas = groups.get("dp") or groups["world"] if par.dp > 1 else [[r] for r in range(len(work.graphs))]
         demand = [(m, shard) for m in replicas]
-        io = 2 * net.stream_in_ns(demand) + net.stream_out_ns([(m, shard / par.param_bytes * par.grad_bytes) for m in replicas])
+        io = stream_passes * (2 * net.stream_in_ns(demand) + net.stream_out_ns([(m, shard / par.param_bytes * par.grad_bytes) for m in replicas]))
         walk = max(walk, io) + io / max(1, layers)
     return StepTime(walk / 1e9, compute / 1e9, max(0.0, walk - compute) / 1e9, io / 1e9)

@@ -8,7 +8,7 @@ figures (arXiv 2406.19580) are printed beside them, never used.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from trainsim.collectives import wafer as W
@@ -42,10 +42,19 @@ def load_nets(directory: Path | None = None, placement: str = "column") -> dict[
         path = directory / f"{name}.yaml"
         if not path.is_file():
             raise ConfigError(f"no platform file {path} (the FRED study reads {', '.join(f + '.yaml' for f in FABRICS)})")
-        graph = build_graph(load_platform(path).network)
-        if not isinstance(graph, WaferFabric):
+        platform = load_platform(path)
+        graph = build_graph(platform.network)
+        fabric = platform.network.fabric
+        if not isinstance(graph, WaferFabric) or fabric is None or fabric.wafer is None:
             raise ConfigError("the platform's fabric is not a wafer (network.fabric.kind: wafer)", file=str(path))
-        nets[name] = WaferNet(graph, name, npu_of_rank(graph.params, placement))
+        # the study's placement, and its collectives priced by the wafer's flow programs
+        wafer = replace(fabric.wafer, placement=placement)
+        platform = replace(
+            platform,
+            network=replace(platform.network, fabric=replace(fabric, wafer=wafer)),
+            system=replace(platform.system, collective_tuner="wafer"),
+        )
+        nets[name] = WaferNet(graph, name, npu_of_rank(graph.params, placement), platform)
     return nets
 
 
@@ -98,6 +107,9 @@ def speedup_rows(nets: dict[str, WaferNet], workloads: Sequence[Workload] = WORK
     out = []
     for w in workloads:
         work = w.generate(device, order)
-        steps = {name: step_time(work, w.parallelism, net, streaming=w.streaming, layers=w.layers) for name, net in nets.items()}
+        steps = {}
+        for name, net in nets.items():
+            assert net.platform is not None  # load_nets gives one
+            steps[name] = step_time(work, w.parallelism, net, net.platform, streaming=w.streaming, layers=w.layers)
         out.append(SpeedupRow(w.name, steps, w.paper_speedup))
     return out

@@ -53,6 +53,7 @@ from trainsim.errors import ConfigError
 from trainsim.network.protocol import PAIRWISE
 from trainsim.network.registry import DEFAULT_BACKEND, backend_capabilities
 from trainsim.system.api import simulate
+from trainsim.system.collective_pricing import concurrent_pricer
 from trainsim.system.result import RankResult, RunResult
 from trainsim.workload.generate import GeneratedWorkload
 from trainsim.workload.graph import GraphBuilder, WorkloadGraph
@@ -490,6 +491,8 @@ def simulate_generated(
     # and simulate's whole-step symmetry already runs one rank for all
     if replica_slice and workload.node_roles:
         try:
+            if concurrent_pricer(platform):
+                raise ConfigError("the collective pricer prices concurrent groups together: every replica's groups must run")
             _check(workload, backend)
             sliced = simulate_replica(platform, workload, backend=backend, progress=progress)
         except ConfigError as exc:
