@@ -546,6 +546,12 @@ class CollectiveRuntime:
         )
 
     @property
+    def shift_replays(self) -> int:
+        """Symmetric collectives answered by the default mode's shift-exact memo
+        (``symmetry/shift.py``) instead of being simulated."""
+        return 0 if self._symmetric is None else self._symmetric.shift_replays
+
+    @property
     def symmetric_ties(self) -> int:
         """Symmetric runs that met an order-dependent same-tick tie (``symmetry/collective.py``); with
         ``symmetry="strict"`` those run rank by rank instead."""

@@ -56,9 +56,10 @@ Times in ns, sizes in bytes.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from trainsim.collectives import LogicalLayout, Phase, PhaseSpec
 from trainsim.collectives.logical import NET
@@ -73,10 +74,14 @@ from trainsim.system.collective_engine import (
     Stream,
     SymmetricEngine,
 )
+from trainsim.system.symmetry import shift
 from trainsim.topology import MultiDimTopology
 from trainsim.topology.multidim import FULLY_CONNECTED, RING, SWITCH
 
 VERTEX_TRANSITIVE = (RING, SWITCH, FULLY_CONNECTED)
+SHIFT_TRACE_TRIES = 4
+"""Traced runs of one collective that could not be memoized (``symmetry/shift.py``) before the
+runner stops tracing it (a trace costs a few simulations)."""
 
 
 class NotSymmetric(Exception):
@@ -287,7 +292,13 @@ class SymmetricRunner:
 
     One runner per collective runtime: the memos are valid for its network, engine options and
     layouts (keyed by layout identity; the runtime keeps its layouts for its lifetime). Memos
-    are kept in compatibility mode with a time-invariant endpoint (module docstring)."""
+    are kept in compatibility mode with a time-invariant endpoint (module docstring); in the
+    default mode, on a backend priced pairwise with a time-invariant endpoint, the shift-exact
+    memo (``symmetry/shift.py``) serves instead."""
+
+    shift_exact: ClassVar[bool] = True
+    """Whether default-mode runners keep the shift-exact memo (tests and bench/memo.py turn it
+    off to compare with the simulation of every collective)."""
 
     def __init__(
         self,
@@ -311,6 +322,13 @@ class SymmetricRunner:
         self._collective_memo: dict[Any, SymmetricOutcome] = {}  # times from the start
         self._refused: set[Any] = set()
         self.refusals: list[str] = []  # why collectives ran rank by rank
+        # default mode, priced pairwise, time-invariant endpoint: the shift-exact memo
+        # (``symmetry/shift.py``), (collective key, binade low end) -> outputs' offsets
+        self.shift_memo: dict[Any, shift.Replay] | None = None
+        if self.shift_exact and not self.memo and not self.private_links and options.endpoint.time_invariant:
+            self.shift_memo = {}
+        self._shift_spoiled: dict[Any, int] = {}  # key -> traced runs that could not be memoized
+        self.shift_replays = 0
 
     def _links_ok(self) -> bool:
         return self.options.active_chunks == 1
@@ -336,6 +354,8 @@ class SymmetricRunner:
         hit = self._collective_memo.get(key) if self.memo else None
         if hit is not None:
             return _shifted(hit, start_ns, events=0)
+        if self.shift_memo is not None:
+            return self._shift_run(key, layout, chunks, tag_base, start_ns, rank)
         phase_memo = self.memo and (
             not private_links or (self._links_ok() and all(d.kind == NET for d in layout.dims))
         )
@@ -351,6 +371,65 @@ class SymmetricRunner:
         if self.memo:
             self._collective_memo[key] = _shifted(outcome, -start_ns, events=0)
         return outcome
+
+    def _shift_run(
+        self,
+        key: Any,
+        layout: LogicalLayout,
+        chunks: list[list[PhaseSpec]],
+        tag_base: int,
+        start_ns: float,
+        rank: int,
+    ) -> SymmetricOutcome | None:
+        """:meth:`run` in the default mode: the outcome from the shift-exact memo when it has
+        this collective in this start's binade, else simulated with a traced start (and
+        memoized when the trace shows every time moves with the start)."""
+        memo = self.shift_memo
+        assert memo is not None
+        lo = shift.binade(start_ns)[0] if start_ns >= sys.float_info.min else -1.0
+        hit = memo.get((key, lo))
+        if hit is not None and hit.fits(start_ns):
+            self.shift_replays += 1
+            end_off, spans_off, dim_bytes, ties = hit.outputs
+            if ties:
+                self.tie_runs += 1
+            spans = tuple(tuple(-1.0 if o is None else start_ns + o for o in span) for span in spans_off)
+            return SymmetricOutcome(start_ns + end_off, dim_bytes, spans, 0)  # type: ignore[arg-type]
+        spoiled = self._shift_spoiled.get(key, 0)
+        ties_before = self.tie_runs
+        try:
+            if hit is not None or spoiled >= SHIFT_TRACE_TRIES:
+                outcome = self._simulate(layout, chunks, tag_base, start_ns, False, rank)
+                rec = None
+            else:
+                outcome, rec = shift.trace(
+                    start_ns, lambda s: self._simulate(layout, chunks, tag_base, s, False, rank)
+                )
+        except NotSymmetric as exc:
+            self._refused.add(key)
+            self.refusals.append(str(exc))
+            return None
+        if rec is None:
+            return outcome
+        plain = SymmetricOutcome(
+            float.__float__(outcome.end_ns),
+            outcome.dim_bytes,
+            tuple((float.__float__(a), float.__float__(b)) for a, b in outcome.chunk_spans),
+            outcome.events,
+        )
+        end_off = shift.offset(outcome.end_ns, rec)
+        # a span time is a traced time (its offset) or the -1 marker of a chunk that ran no phase
+        spans_off = tuple(tuple(shift.offset(t, rec) for t in span) for span in outcome.chunk_spans)
+        markers_only = all(
+            o is not None or t == -1.0 for span, times in zip(spans_off, plain.chunk_spans, strict=True)
+            for o, t in zip(span, times, strict=True)
+        )
+        if rec.ok and end_off is not None and markers_only:
+            ties = self.tie_runs > ties_before
+            memo[(key, rec.lo)] = shift.Replay(rec, (end_off, spans_off, outcome.dim_bytes, ties))
+        else:
+            self._shift_spoiled[key] = spoiled + 1
+        return plain
 
     def _simulate(
         self,
