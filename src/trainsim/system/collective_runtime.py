@@ -67,6 +67,7 @@ _BROADCAST = int(CommType.BROADCAST)
 # broadcast run their own algorithms (collectives.rooted, docs/collectives.md).
 _MAPPED = {int(CommType.REDUCE_SCATTER_BLOCK): int(CommType.REDUCE_SCATTER)}
 _NAMES = {int(c): c.name.lower() for c in CommType}
+_UNCHECKED = object()
 
 
 @dataclass(slots=True)
@@ -175,6 +176,9 @@ class CollectiveRuntime:
         # checks that): they issue each of its collectives on a group holding them, with it
         self._mirrors = mirrors or {}
         self._mirror_ranks = {m for ms in self._mirrors.values() for m in ms}
+        # request groups already checked (members distinct and in range) -> the group to run on
+        # (None: it lists every rank)
+        self._checked_groups: dict[tuple[int, ...], tuple[int, ...] | None] = {}
 
     # -- the protocol ------------------------------------------------------------------------
     def issue(
@@ -186,21 +190,15 @@ class CollectiveRuntime:
         if ctype not in _NAMES:
             raise TraceError(f"unknown collective type {ctype}", rank=rank, node_id=request.node_id)
         group = request.group
-        if group is not None and (
-            len(group) == self.npus and sorted(group) == list(range(self.npus))
-        ):
-            group = None  # a group listing every rank runs the normal plan
+        if group is not None:
+            seen = self._checked_groups.get(group, _UNCHECKED)
+            if seen is _UNCHECKED:
+                seen = self._check_group(group, request)
+            group = cast("tuple[int, ...] | None", seen)
         if group is not None:
             if rank not in group:
                 raise TraceError(
                     f"issues a collective on group {request.group_name!r} {list(group)} it is not a member of",
-                    rank=rank,
-                    node_id=request.node_id,
-                )
-            if len(set(group)) != len(group) or any(not 0 <= r < self.npus for r in group):
-                raise TraceError(
-                    f"group {request.group_name!r} {list(group)} has repeated or out-of-range ranks "
-                    f"(the network has {self.npus})",
                     rank=rank,
                     node_id=request.node_id,
                 )
@@ -247,6 +245,24 @@ class CollectiveRuntime:
         if not inst.flush_scheduled:
             inst.flush_scheduled = True
             self.queue.schedule(0.0, self.flush, inst)
+
+    def _check_group(self, group: tuple[int, ...], request: CollectiveRequest) -> tuple[int, ...] | None:
+        """The group a request names, checked once per group: None when it lists every rank
+        (the normal plan runs), else itself once its ranks are distinct and in range."""
+        if len(group) == self.npus and sorted(group) == list(range(self.npus)):
+            self._checked_groups[group] = None
+            return None
+        if request.rank not in group:
+            return group  # ``issue`` names this rank's error; the group is checked on the next
+        if len(set(group)) != len(group) or any(not 0 <= r < self.npus for r in group):
+            raise TraceError(
+                f"group {request.group_name!r} {list(group)} has repeated or out-of-range ranks "
+                f"(the network has {self.npus})",
+                rank=request.rank,
+                node_id=request.node_id,
+            )
+        self._checked_groups[group] = group
+        return group
 
     def pending(self) -> list[tuple[int, int, str]]:
         """(rank, node_id, what it waits for) for every collective not finished."""

@@ -321,6 +321,7 @@ class SymmetricRunner:
         self._phase_memo: dict[tuple[int, PhaseSpec], tuple[float, tuple[tuple[int, int], ...]]] = {}
         self._collective_memo: dict[Any, SymmetricOutcome] = {}  # times from the start
         self._refused: set[Any] = set()
+        self._keys: dict[tuple[int, int], tuple[list[list[PhaseSpec]], Any]] = {}
         self.refusals: list[str] = []  # why collectives ran rank by rank
         # default mode, priced pairwise, time-invariant endpoint: the shift-exact memo
         # (``symmetry/shift.py``), (collective key, binade low end) -> outputs' offsets
@@ -345,7 +346,12 @@ class SymmetricRunner:
         """The representative's finish time and bytes, or None when the collective is not
         symmetric on this backend after all (the caller runs it rank by rank). ``rank``: the
         representative (a member of the layout's group; rank 0 for the whole machine)."""
-        key = (id(layout), tuple(tuple(c) for c in chunks))
+        known = self._keys.get((id(layout), id(chunks)))
+        if known is not None and known[0] is chunks:
+            key = known[1]
+        else:  # planned chunk lists are reused (the planner's plans): key them once
+            key = (id(layout), tuple(tuple(c) for c in chunks))
+            self._keys[(id(layout), id(chunks))] = (chunks, key)
         if key in self._refused:
             return None
         private_links = self.private_links

@@ -60,6 +60,7 @@ class GroupSymmetry:
         self._signatures: dict[tuple[tuple[int, ...], bool], Signature | None] = {}
         # (phase type, offset table) -> the layout of the first group with that table
         self._canonical: dict[tuple[int, Signature], LogicalLayout] = {}
+        self._kinds: dict[int, tuple[Any, set[str]]] = {}  # id(chunks) -> (chunks, algorithm kinds)
 
     def check_idle(self, rank: int, now: float, node_id: int) -> None:
         end = self.busy.get(rank)
@@ -114,7 +115,11 @@ class GroupSymmetry:
             return False
         if inst.phase_type in ROOTED_TYPES:
             return False
-        kinds = {spec.algo.kind for chunk in inst.chunks for spec in chunk}
+        chunks = inst.chunks
+        known = self._kinds.get(id(chunks))
+        if known is None or known[0] is not chunks:  # planned chunk lists are reused
+            known = self._kinds[id(chunks)] = (chunks, {spec.algo.kind for chunk in chunks for spec in chunk})
+        kinds = known[1]
         if kinds & ASYMMETRIC_KINDS:
             return False
         now = rt.queue.now
