@@ -206,3 +206,20 @@ def test_replica_slice_memoized_equals_unmemoized(monkeypatch):
         plain = simulate_replica(plat, w)
     assert memo.makespan_s == plain.makespan_s
     assert memo.rank_results() == plain.rank_results()  # every field of every rank, exactly
+
+
+def test_numpy_scalars_spoil_the_trace_from_either_side():
+    import numpy as np
+
+    for run in (lambda s: np.float64(3.5) + s, lambda s: s + np.float64(3.5), lambda s: np.float64(2.0**40 + 2) < s):
+        _, rec = shift.trace(2.0**40 + 1.0, run)
+        assert rec is not None and not rec.ok and "float64" in rec.why
+
+
+def test_a_time_of_another_trace_is_not_a_time_of_this_one():
+    kept, rec = shift.trace(2.0**40 + 1.0, lambda s: s + 1.5)
+    assert rec is not None and rec.ok
+    for run in (lambda s: kept + 2.0, lambda s: s - kept, lambda s: s < kept):
+        _, other = shift.trace(2.0**40 + 7.0, run)
+        assert other is not None and not other.ok and "another run" in other.why
+    assert kept + 2.0 == 2.0**40 + 4.5  # outside any trace a time is its float

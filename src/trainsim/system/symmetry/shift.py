@@ -25,7 +25,7 @@ simulating from ``s'`` gives, bit for bit. No claim is made beyond these conditi
 ``Traced`` (a ``float`` with the same value), every operation on it returns the true ``float``
 result (so the traced run *is* the ordinary simulation), and any step outside the list above
 (a product, a tie, a value leaving the binade, a comparison with a constant inside it, a hash,
-a conversion) marks the trace spoiled: that run is not memoized. :class:`ShiftMemo` keeps,
+a conversion, a time of another trace) marks the trace spoiled: that run is not memoized. :class:`ShiftMemo` keeps,
 per collective and binade, the outputs' offsets and the range of every time's offset; a later
 start of the same binade whose shifted range stays inside it is answered from the memo.
 Times in ns.
@@ -40,18 +40,20 @@ from typing import Any
 
 
 class _Trace:
-    """The state of one traced simulation: the binade of its start and what it saw."""
+    """The state of one traced simulation: the binade of its start, what it saw, and its own
+    subclass of :class:`Traced` (a time of another trace met here is not one of its times)."""
 
-    __slots__ = ("start", "lo", "hi", "half_ulp", "ok", "min_off", "max_off", "why")
+    __slots__ = ("start", "lo", "hi", "half_ulp", "ok", "min_off", "max_off", "why", "cls")
 
     def __init__(self, start: float) -> None:
-        self.start = start
         self.lo, self.hi = binade(start)
         self.half_ulp = math.ulp(self.lo) / 2.0
         self.ok = True
         self.min_off = 0.0
         self.max_off = 0.0
         self.why = ""
+        self.cls: type[Traced] = type("Traced", (Traced,), {"__slots__": ()})
+        self.start = start
 
     def spoil(self, why: str) -> None:
         if self.ok:
@@ -68,11 +70,8 @@ def binade(x: float) -> tuple[float, float]:
     return math.ldexp(0.5, e), math.ldexp(1.0, e)
 
 
-def _wrap(value: float) -> Any:
-    """``value`` as a traced time of the current trace, checked to stay in the binade."""
-    t = _TRACE
-    if t is None:
-        return value
+def _wrap(t: _Trace, value: float) -> Any:
+    """``value`` as a time of trace ``t``, checked to stay in the binade."""
     if not (t.lo <= value < t.hi):
         t.spoil(f"a time left the binade: {value!r}")
         return value
@@ -81,21 +80,34 @@ def _wrap(value: float) -> Any:
         t.min_off = off
     elif off > t.max_off:
         t.max_off = off
-    return Traced(value)
+    return t.cls(value)
 
 
-def _add_const(x: float, c: float) -> Any:
-    """``fl(x + c)`` for a traced ``x`` and a constant ``c``; a tie spoils the trace."""
+def _current(x: object) -> _Trace | None:
+    """The trace being recorded when ``x`` is one of its times; None (and the trace spoiled)
+    when ``x`` is a time of another trace, or no trace is being recorded."""
+    t = _TRACE
+    if t is None:
+        return None
+    if type(x) is not t.cls:
+        t.spoil("a time of another run used")
+        return None
+    return t
+
+
+def _add_const(x: Traced, c: float) -> Any:
+    """``fl(x + c)`` for a time ``x`` and a constant ``c``; a tie spoils the trace."""
     a = float.__float__(x)
     r = a + c
-    t = _TRACE
-    if t is not None:
-        # TwoSum (Knuth, TAOCP 4.2.2): the exact rounding error of r = fl(a + c)
-        bp = r - a
-        err = (a - (r - bp)) + (c - bp)
-        if abs(err) == t.half_ulp:
-            t.spoil(f"a rounding tie adding {c!r}")
-    return _wrap(r)
+    t = _current(x)
+    if t is None:
+        return r
+    # TwoSum (Knuth, TAOCP 4.2.2): the exact rounding error of r = fl(a + c)
+    bp = r - a
+    err = (a - (r - bp)) + (c - bp)
+    if abs(err) == t.half_ulp:
+        t.spoil(f"a rounding tie adding {c!r}")
+    return _wrap(t, r)
 
 
 def _spoil(why: str) -> None:
@@ -112,18 +124,14 @@ def _const(other: object) -> float | None:
     return None
 
 
-def _cmp_const(c: float) -> None:
-    """A traced time compared with the constant ``c``: the answer is the same for every time of
-    the binade only when ``c`` is outside it (or NaN)."""
-    t = _TRACE
-    if t is not None and t.lo <= c < t.hi:
-        t.spoil(f"a time compared with the constant {c!r}")
-
-
 class Traced(float):
-    """A time derived from a traced start (module docstring). Behaves as its ``float`` value."""
+    """A time derived from a traced start (module docstring). Behaves as its ``float`` value;
+    each trace uses its own subclass."""
 
     __slots__ = ()
+    # numpy scalars on the left of an operator defer to the methods below (which spoil the
+    # trace) instead of computing an untraced result; no numpy function takes a time here
+    __array_ufunc__ = None
 
     def __add__(self, other: object) -> Any:
         if isinstance(other, Traced):
@@ -139,6 +147,8 @@ class Traced(float):
 
     def __sub__(self, other: object) -> Any:
         if isinstance(other, Traced):
+            _current(self)
+            _current(other)
             return float.__sub__(self, other)  # exact in the binade, and shift-free
         c = _const(other)
         if c is None:
@@ -147,35 +157,26 @@ class Traced(float):
         return _add_const(self, -c)
 
     def __rsub__(self, other: object) -> Any:
-        if isinstance(other, Traced):
-            return float.__sub__(other, self)
         _spoil("a time subtracted from a constant")
         return float.__rsub__(self, other)  # type: ignore[operator]
 
-    # -- comparisons: between two times, or with a constant outside the binade ---------------
     def _cmp(self, other: object) -> None:
+        """Comparisons: between two times, or with a constant outside the binade."""
+        t = _current(self)
+        if t is None:
+            return
         if isinstance(other, Traced):
+            _current(other)
             return
         c = _const(other)
         if c is None:
-            _spoil(f"a time compared with {type(other).__name__}")
-        else:
-            _cmp_const(c)
+            t.spoil(f"a time compared with {type(other).__name__}")
+        elif t.lo <= c < t.hi:
+            t.spoil(f"a time compared with the constant {c!r}")
 
     def __hash__(self) -> int:
         _spoil("a time hashed")
         return float.__hash__(self)
-
-
-def _spoiling(name: str) -> Callable[..., Any]:
-    base = getattr(float, name)
-
-    def op(self: Traced, *args: Any) -> Any:
-        _spoil(f"a time used by {name}")
-        return base(self, *args)
-
-    op.__name__ = name
-    return op
 
 
 def _comparison(name: str) -> Callable[[Traced, object], Any]:
@@ -191,6 +192,17 @@ def _comparison(name: str) -> Callable[[Traced, object], Any]:
 
 for _name in ("__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__"):
     setattr(Traced, _name, _comparison(_name))
+
+def _spoiling(name: str) -> Callable[..., Any]:
+    base = getattr(float, name)
+
+    def op(self: Traced, *args: Any) -> Any:
+        _spoil(f"a time used by {name}")
+        return base(self, *args)
+
+    op.__name__ = name
+    return op
+
 
 # every other use of a time's value may depend on more than its offset: it spoils the trace
 for _name in (
@@ -228,7 +240,7 @@ def trace(start: float, run: Callable[[float], Any]) -> tuple[Any, _Trace | None
     rec = _Trace(start)
     _TRACE = rec
     try:
-        out = run(Traced(start))
+        out = run(rec.cls(start))
     finally:
         _TRACE = None
     return out, rec
@@ -237,6 +249,6 @@ def trace(start: float, run: Callable[[float], Any]) -> tuple[Any, _Trace | None
 def offset(value: float, rec: _Trace) -> float | None:
     """``value - start`` for an output time of a traced run, or None when it is not a traced
     time (then the run's result does not move with its start)."""
-    if not isinstance(value, Traced):
+    if type(value) is not rec.cls:
         return None
     return float.__sub__(value, rec.start)
