@@ -19,10 +19,12 @@ drain points and completion times as the representative's own flows rank by rank
 collectives are memoized only on backends whose compatibility-mode times are whole ns
 (``capabilities.whole_ns_compat``; not the flow backend).
 
-Memoization, in compatibility mode only (every delay a whole number of ns, so a phase's
-duration does not depend on when it starts; the default mode's float sums could differ in the
-last bit, and its injection ports carry state across phases), and only with a time-invariant
-endpoint model (``EndpointModel.time_invariant``: ASTRA-sim's):
+Memoization of phases, in compatibility mode only (every delay a whole number of ns, so a
+phase's duration does not depend on when it starts; the default mode's float sums could differ
+in the last bit, and its injection ports carry state across phases), and only with a
+time-invariant endpoint model (``EndpointModel.time_invariant``: ASTRA-sim's). (In the default
+mode, whole collectives on a pairwise backend are memoized where shifting a traced run is
+provably exact: ``symmetry/shift.py``, :meth:`SymmetricRunner._shift_run`.)
 
 - a phase (logical dim, algorithm, type, input bytes, direction) runs on its own: its messages
   are matched by its chunk's tag and priced on their own; it meets the rest of the collective
