@@ -68,6 +68,7 @@ _BROADCAST = int(CommType.BROADCAST)
 _MAPPED = {int(CommType.REDUCE_SCATTER_BLOCK): int(CommType.REDUCE_SCATTER)}
 _NAMES = {int(c): c.name.lower() for c in CommType}
 _UNCHECKED = object()
+_PER_MEMBER = (int(CommType.GATHER), int(CommType.SCATTER))  # sizes are per member
 
 
 @dataclass(slots=True)
@@ -219,7 +220,7 @@ class CollectiveRuntime:
             members = self._all_ranks if group is None else tuple(group)
             phase_type = _MAPPED.get(ctype, ctype)
             size = int(request.size)
-            if ctype in (int(CommType.GATHER), int(CommType.SCATTER)):
+            if ctype in _PER_MEMBER:
                 size = max(1, size // len(members))
             inst = CollectiveInstance(ikey, ctype, phase_type, size, members, first_issue_ns=now)
             self._instances[ikey] = inst
@@ -290,7 +291,7 @@ class CollectiveRuntime:
     # -- planning ----------------------------------------------------------------------------
     @staticmethod
     def _effective_size(ctype: int, size: int, members: tuple[int, ...]) -> int:
-        if ctype in (int(CommType.GATHER), int(CommType.SCATTER)):
+        if ctype in _PER_MEMBER:
             return max(1, size // len(members))
         return size
 
@@ -481,21 +482,22 @@ class CollectiveRuntime:
             return False
         return all(spec.algo.kind not in ASYMMETRIC_KINDS for chunk in inst.chunks for spec in chunk)
 
-    def members_idle(self, members: tuple[int, ...], now: float) -> bool:
+    def members_idle(self, members: tuple[int, ...], now: float, busy: dict[int, float] | None = None) -> bool:
         """Whether no member has other collective work at ``now``: no stream in its dimension
-        queues, no busy injection port, no unfinished record, no symmetric collective running
-        (what a group-symmetric representative needs, ``symmetry/group.py``)."""
+        queues, no busy injection port, no unfinished record, no symmetric collective running,
+        nor one of ``busy`` (member -> end ns) (what a group-symmetric representative needs,
+        ``symmetry/group.py``)."""
         ranks = self.engine.ranks
         sym_busy = self._sym_busy
-        inj = self.engine.injection
         for m in members:
             rs = ranks.get(m)
-            if rs is not None and rs.active:
+            if (rs is not None and rs.active) or sym_busy.get(m, -1.0) > now:
                 return False
-            if sym_busy.get(m, -1.0) > now:
+            if busy is not None and busy.get(m, -1.0) > now:
                 return False
-            if inj is not None and not inj.idle(m, now):
-                return False
+        inj = self.engine.injection
+        if inj is not None and not inj.all_idle(members, now):
+            return False
         if self._in_flight:
             in_flight = {w.rank for w in self._in_flight.values()}
             if any(m in in_flight for m in members):

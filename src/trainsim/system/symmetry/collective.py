@@ -323,7 +323,11 @@ class SymmetricRunner:
         self._phase_memo: dict[tuple[int, PhaseSpec], tuple[float, tuple[tuple[int, int], ...]]] = {}
         self._collective_memo: dict[Any, SymmetricOutcome] = {}  # times from the start
         self._refused: set[Any] = set()
-        self._keys: dict[tuple[int, int], tuple[list[list[PhaseSpec]], Any]] = {}
+        # (layout identity, chunk phases) -> a number, the memos' key; (id(layout), id(chunks))
+        # -> (chunks, that number) for chunk lists seen before
+        self._plan_ids: dict[tuple[int, tuple[tuple[PhaseSpec, ...], ...]], int] = {}
+        self._keys: dict[tuple[int, int], tuple[list[list[PhaseSpec]], int]] = {}
+        self._binade = (0.0, 0.0)  # the last start's binade [lo, hi)
         self.refusals: list[str] = []  # why collectives ran rank by rank
         # default mode, priced pairwise, time-invariant endpoint: the shift-exact memo
         # (``symmetry/shift.py``), (collective key, binade low end) -> outputs' offsets
@@ -351,8 +355,9 @@ class SymmetricRunner:
         known = self._keys.get((id(layout), id(chunks)))
         if known is not None and known[0] is chunks:
             key = known[1]
-        else:  # planned chunk lists are reused (the planner's plans): key them once
-            key = (id(layout), tuple(tuple(c) for c in chunks))
+        else:  # planned chunk lists are reused (the planner's plans): number their plan once
+            plan = (id(layout), tuple(tuple(c) for c in chunks))
+            key = self._plan_ids.setdefault(plan, len(self._plan_ids))
             self._keys[(id(layout), id(chunks))] = (chunks, key)
         if key in self._refused:
             return None
@@ -394,15 +399,17 @@ class SymmetricRunner:
         memoized when the trace shows every time moves with the start)."""
         memo = self.shift_memo
         assert memo is not None
-        lo = shift.binade(start_ns)[0] if start_ns >= sys.float_info.min else -1.0
+        lo, hi = self._binade
+        if not lo <= start_ns < hi:
+            lo, hi = self._binade = shift.binade(start_ns) if start_ns >= sys.float_info.min else (-1.0, 0.0)
         hit = memo.get((key, lo))
         if hit is not None and hit.fits(start_ns):
             self.shift_replays += 1
             end_off, spans_off, dim_bytes, ties = hit.outputs
             if ties:
                 self.tie_runs += 1
-            spans = tuple(tuple(-1.0 if o is None else start_ns + o for o in span) for span in spans_off)
-            return SymmetricOutcome(start_ns + end_off, dim_bytes, spans, 0)  # type: ignore[arg-type]
+            spans = tuple([(-1.0 if a is None else start_ns + a, -1.0 if b is None else start_ns + b) for a, b in spans_off])
+            return SymmetricOutcome(start_ns + end_off, dim_bytes, spans, 0)
         spoiled = self._shift_spoiled.get(key, 0)
         ties_before = self.tie_runs
         try:

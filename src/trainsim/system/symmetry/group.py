@@ -123,8 +123,7 @@ class GroupSymmetry:
         if kinds & ASYMMETRIC_KINDS:
             return False
         now = rt.queue.now
-        busy = self.busy
-        if any(busy.get(m, -1.0) > now for m in members) or not rt.members_idle(members, now):
+        if not rt.members_idle(members, now, self.busy):
             return False
         sig = self._signature(members, HALVING_DOUBLING in kinds)
         if sig is None:
