@@ -223,3 +223,32 @@ def test_a_time_of_another_trace_is_not_a_time_of_this_one():
         _, other = shift.trace(2.0**40 + 7.0, run)
         assert other is not None and not other.ok and "another run" in other.why
     assert kept + 2.0 == 2.0**40 + 4.5  # outside any trace a time is its float
+
+
+def test_a_duration_from_another_binade_is_not_exact_but_the_replay_is():
+    """Why the memo is kept per binade: a duration measured from a start in one binade, added to
+    a start in another (what a whole-ns memo does), differs from the simulated sum in the last
+    bits; a run traced in the start's own binade replays exactly."""
+
+    import random
+
+    rng = random.Random(0)
+    delays = [rng.uniform(0.0, 3000.0) for _ in range(14)]  # a ring all-reduce's 14 messages
+
+    def run(s):
+        for d in delays:
+            s = s + d
+        return s
+
+    s0 = 2.0**20 + 0.123
+    duration = run(s0) - s0
+    s1 = 2.0**35 + 0.5
+    first, rec = shift.trace(s1, run)
+    assert rec is not None and rec.ok
+    naive_wrong = 0
+    for k in range(1, 200):
+        other = s1 + k * 1234.5678901
+        assert shift.Replay(rec, None).fits(other)
+        assert other + shift.offset(first, rec) == run(other)  # the replay: exact
+        naive_wrong += other + duration != run(other)
+    assert naive_wrong > 0
