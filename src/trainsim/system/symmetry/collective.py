@@ -83,7 +83,7 @@ from trainsim.topology.multidim import FULLY_CONNECTED, RING, SWITCH
 VERTEX_TRANSITIVE = (RING, SWITCH, FULLY_CONNECTED)
 SHIFT_TRACE_TRIES = 4
 """Traced runs of one collective that could not be memoized (``symmetry/shift.py``) before the
-runner stops tracing it (a trace costs a few simulations)."""
+runner stops tracing it (in that binade, when its runs left the binade; else anywhere)."""
 
 
 class NotSymmetric(Exception):
@@ -334,7 +334,8 @@ class SymmetricRunner:
         self.shift_memo: dict[Any, shift.Replay] | None = None
         if self.shift_exact and not self.memo and not self.private_links and options.endpoint.time_invariant:
             self.shift_memo = {}
-        self._shift_spoiled: dict[Any, int] = {}  # key -> traced runs that could not be memoized
+        # key, or (key, binade) when its runs left the binade -> traced runs not memoized
+        self._shift_spoiled: dict[Any, int] = {}
         self.shift_replays = 0
 
     def _links_ok(self) -> bool:
@@ -410,7 +411,7 @@ class SymmetricRunner:
                 self.tie_runs += 1
             spans = tuple([(-1.0 if a is None else start_ns + a, -1.0 if b is None else start_ns + b) for a, b in spans_off])
             return SymmetricOutcome(start_ns + end_off, dim_bytes, spans, 0)
-        spoiled = self._shift_spoiled.get(key, 0)
+        spoiled = max(self._shift_spoiled.get(key, 0), self._shift_spoiled.get((key, lo), 0))
         ties_before = self.tie_runs
         try:
             if hit is not None or spoiled >= SHIFT_TRACE_TRIES:
@@ -443,7 +444,10 @@ class SymmetricRunner:
             ties = self.tie_runs > ties_before
             memo[(key, rec.lo)] = shift.Replay(rec, (end_off, spans_off, outcome.dim_bytes, ties))
         else:
-            self._shift_spoiled[key] = spoiled + 1
+            # a run that crossed out of its binade may fit in a later one (starts grow); any
+            # other spoiling is the collective's own and would recur in every binade
+            where = (key, rec.lo) if rec.why.startswith(shift.LEFT_BINADE) else key
+            self._shift_spoiled[where] = self._shift_spoiled.get(where, 0) + 1
         return plain
 
     def _simulate(

@@ -61,6 +61,9 @@ class _Trace:
             self.why = why
 
 
+LEFT_BINADE = "a time left the binade"
+"""How a trace spoiled by a time outside its start's binade says so."""
+
 _TRACE: _Trace | None = None  # the trace being recorded (one at a time; the simulator is single-threaded)
 
 
@@ -73,7 +76,7 @@ def binade(x: float) -> tuple[float, float]:
 def _wrap(t: _Trace, value: float) -> Any:
     """``value`` as a time of trace ``t``, checked to stay in the binade."""
     if not (t.lo <= value < t.hi):
-        t.spoil(f"a time left the binade: {value!r}")
+        t.spoil(f"{LEFT_BINADE}: {value!r}")
         return value
     off = value - t.start  # exact: both in the binade
     if off < t.min_off:
