@@ -61,6 +61,9 @@ class GroupSymmetry:
         # (phase type, offset table) -> the layout of the first group with that table
         self._canonical: dict[tuple[int, Signature], LogicalLayout] = {}
         self._kinds: dict[int, tuple[Any, set[str]]] = {}  # id(chunks) -> (chunks, algorithm kinds)
+        # (id(layout), phase type, halving-doubling) -> (layout, its canonical layout; None when
+        # the group is not symmetric)
+        self._canon_of: dict[tuple[int, int, bool], tuple[LogicalLayout, LogicalLayout | None]] = {}
 
     def check_idle(self, rank: int, now: float, node_id: int) -> None:
         end = self.busy.get(rank)
@@ -125,10 +128,16 @@ class GroupSymmetry:
         now = rt.queue.now
         if not rt.members_idle(members, now, self.busy):
             return False
-        sig = self._signature(members, HALVING_DOUBLING in kinds)
-        if sig is None:
+        halving = HALVING_DOUBLING in kinds
+        ckey = (id(layout), inst.phase_type, halving)
+        seen = self._canon_of.get(ckey)
+        if seen is None or seen[0] is not layout:  # a layout is its group's, for the run
+            sig = self._signature(members, halving)
+            found = None if sig is None else self._canonical.setdefault((inst.phase_type, sig), layout)
+            seen = self._canon_of[ckey] = (layout, found)
+        canon = seen[1]
+        if canon is None:
             return False
-        canon = self._canonical.setdefault((inst.phase_type, sig), layout)
         runner = rt.symmetric_runner()
         rep = canon.dims[0].members[0]
         outcome = runner.run(canon, inst.chunks, inst.tag_base, now, rank=rep)
