@@ -146,3 +146,25 @@ def test_breakdown_rows_carry_the_step_and_say_where_it_came_from():
     assert {r.step_from for r in rows} == {"roles"}
     assert sorted(r for row in rows for r in row.ranks) == list(range(16))
     assert list(rows[0].to_dict()["step"]) == ["compute", "recompute", "tp_comm", "pipeline_bubble", "p2p_wait", "dp_comm", "other_comm", "memory", "idle"]
+
+
+class OddTimes(AttentionOnly):
+    """Operator times that are not sums of binary fractions: the categories' sums round."""
+
+    name = "odd-times"
+
+    def op_time(self, kind, flops, nbytes, shape, precision):
+        return {"attention": 1.1e-4 / 3, "mlp": 0.7e-4 / 3}.get(kind, 1e-7 / 3)
+
+
+def test_rounding_of_the_sums_is_not_idle():
+    """A rank busy from start to finish has no idle time: the last bits of the categories'
+    sums (well under a picosecond) are not shown as idle."""
+    spec = replace(get_model("megatron-1.7b"), layers=8, seq=128, tied_embeddings=False)
+    w = generate(spec, Parallelism(pp=4, global_batch=7), OddTimes())
+    platform = w.platform(Platform(network=NetworkSpec((DimSpec("Switch", 4, 1e18, 0.0),))))
+    res = simulate(platform, w.graphs)
+    rows = step_breakdown(res.timelines, res.makespan_s, roles_of(w))
+    for row in rows:
+        _sums_to_step(row, res.makespan_s)
+        assert row["idle"] == 0.0

@@ -31,6 +31,7 @@ COMMAND_MODULES = (
     "trainsim.cli.optimize_cmd",
     "trainsim.cli.pcm_cmd",
     "trainsim.cli.collective_cmd",
+    "trainsim.cli.study_cmd",
 )
 
 

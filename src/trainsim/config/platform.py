@@ -169,7 +169,7 @@ def _to_platform(m: PlatformModel, file: str, endpoint: EndpointSpec | None) -> 
             for d in m.network.dims
         ),
         source=file,
-        fabric=_fabric(m.network.fabric, file),
+        fabric=_fabric(m.network.fabric, file, math.prod(d.size for d in m.network.dims)),
     )
     s = m.system
     system = SystemSpec(
@@ -204,6 +204,8 @@ def _to_platform(m: PlatformModel, file: str, endpoint: EndpointSpec | None) -> 
         injection_scale=s.injection_scale,
         rendezvous=s.rendezvous,
         queues_per_dim=s.queues_per_dim,
+        collective_tuner=s.collective_tuner,
+        nccl=s.nccl.spec(),
         source=file,
     )
     check_system(system, file=file, names="native")
@@ -284,9 +286,13 @@ def _backend_options(sections: dict[str, dict[str, Any]], file: str) -> dict[str
     return {name: validate_options(name, raw, file=file) for name, raw in sections.items()}
 
 
-def _fabric(f: FabricModel | None, file: str) -> FabricSpec | None:
+def _fabric(f: FabricModel | None, file: str, npus: int = 0) -> FabricSpec | None:
     if f is None:
         return None
+    wafer = f.wafer.to_params(npus) if f.wafer is not None else None
+    problem = wafer.problem() if wafer is not None else None
+    if problem is not None:
+        raise ConfigError(problem, file=file, field="network.fabric.wafer")
     graph_file = f.file
     if graph_file and not Path(graph_file).is_absolute() and file and not file.startswith("<"):
         graph_file = str(Path(file).parent / graph_file)
@@ -299,12 +305,20 @@ def _fabric(f: FabricModel | None, file: str) -> FabricSpec | None:
         latency_ns=f.latency_ns,
         uplink_latency_ns=f.uplink_latency_ns,
         file=graph_file,
+        wafer=wafer,
     )
 
 
 def _fabric_dict(f: FabricSpec) -> dict[str, Any]:
     out: dict[str, Any] = {"kind": f.kind, "latency_ns": f.latency_ns}
-    if f.kind == "leaf_spine":
+    if f.kind == "wafer" and f.wafer is not None:
+        w = f.wafer
+        out["wafer"] = {
+            "kind": w.kind, "cols": w.cols, "per_l1": w.per_l1, "planes": w.planes, "npu_link_gbps": w.npu_link_bw / GBPS,
+            "npu_l2_gbps": w.npu_l2_bw / GBPS, "io_controllers": w.io_controllers, "io_gbps": w.io_bw / GBPS,
+            "in_network": w.in_network, "latency_ns": w.latency_ns,
+        }
+    elif f.kind == "leaf_spine":
         out.update(hosts_per_leaf=f.hosts_per_leaf, spines=f.spines, oversubscription=f.oversubscription, bandwidth_gbps=_in_unit(f.bandwidth, GBPS))
     else:
         out["file"] = f.file
@@ -381,6 +395,7 @@ def platform_to_dict(p: Platform) -> dict[str, Any]:
             "injection_scale": s.injection_scale,
             "rendezvous": s.rendezvous,
             "queues_per_dim": s.queues_per_dim,
+            **(_nccl_dict(s) if s.collective_tuner else {}),
         },
         "memory": {
             "mode": mode,
@@ -437,3 +452,23 @@ def platform_json_schema() -> dict[str, Any]:
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "trainsim platform"
     return schema
+
+
+def _nccl_dict(s: SystemSpec) -> dict[str, Any]:
+    """``system.collective_tuner`` and ``system.nccl`` as the platform file writes them."""
+    n = s.nccl
+    return {
+        "collective_tuner": s.collective_tuner,
+        "nccl": {
+            "arch": n.arch,
+            "channels": n.channels,
+            "nvlink_fraction": n.nvlink_fraction,
+            "efficiency": n.efficiency,
+            "nvls": n.nvls,
+            "nvls_reduce_gbps": None if n.nvls_reduce_bw is None else _in_unit(n.nvls_reduce_bw, GBPS),
+            "collnet": n.collnet,
+            "net_overhead_us": n.net_overhead_us,
+            "algorithms": list(n.algorithms),
+            "protocols": list(n.protocols),
+        },
+    }

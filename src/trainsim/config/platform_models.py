@@ -13,7 +13,7 @@ in ``platform.py``: endpoint models are plug-ins, so its shape is not fixed here
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from pydantic import (
     AfterValidator,
@@ -29,10 +29,12 @@ from trainsim.collectives.algorithms import name_problem
 from trainsim.config.types import (
     MAX_DATASET_SPLITS,
     MAX_NPUS,
+    NcclSpec,
     RemoteMemorySpec,
     SharedBusSpec,
     SystemSpec,
 )
+from trainsim.config.wafer import GB_S, WaferParams
 from trainsim.units import GBPS, TFLOPS
 
 _SYS = SystemSpec()
@@ -119,12 +121,42 @@ class DimModel(_Model):
     latency_ns: NonNeg = Field(description="Per-hop latency, ns")
 
 
+class WaferModel(_Model):
+    """A wafer: ``mesh`` (``cols`` wide, X-Y routing, edge I/O controllers) or ``fred`` (L1
+    switches of ``per_l1`` NPUs, ``planes`` L2 planes; ``in_network`` for variants B and D)."""
+
+    kind: Literal["mesh", "fred"]
+    cols: int = Field(5, ge=2, description="mesh: NPUs per row")
+    per_l1: int = Field(4, ge=1, description="fred: NPUs per L1 switch")
+    planes: int = Field(4, ge=1, description="fred: L2 planes (middle-stage micro-switches)")
+    npu_link_gbps: GBps = Field(description="mesh: each NPU-NPU link; fred: each NPU-L1 link (GB/s)")
+    npu_l2_gbps: GBps = Field(375.0, description="fred: each NPU's share of the L1-L2 channels (GB/s)")
+    io_controllers: int = Field(18, ge=0, description="off-wafer memory controllers")
+    io_gbps: GBps = Field(128.0, description="each I/O controller (GB/s)")
+    in_network: bool = Field(False, description="fred: switches reduce and multicast (variants B, D)")
+    latency_ns: NonNeg = 20.0
+
+    def to_params(self, npus: int) -> WaferParams:
+        return WaferParams(
+            self.kind, npus=npus, cols=self.cols, per_l1=self.per_l1, planes=self.planes,
+            npu_link_bw=self.npu_link_gbps * GB_S, npu_l2_bw=self.npu_l2_gbps * GB_S,
+            io_controllers=self.io_controllers, io_bw=self.io_gbps * GB_S, in_network=self.in_network,
+            latency_ns=self.latency_ns,
+        )
+
+    @model_validator(mode="after")
+    def _sane(self) -> WaferModel:
+        if self.kind == "mesh" and self.in_network:
+            raise ValueError("a mesh has no switches to reduce in (in_network needs kind fred)")
+        return self
+
+
 class FabricModel(_Model):
     """A physical fabric under the logical dims: leaf_spine (a two-level Clos / fat-tree with
     an oversubscription ratio, ECMP routing) or graph (an edge list or GraphML file, shortest
     paths). Used by the congestion_aware and flow backends."""
 
-    kind: Literal["leaf_spine", "graph"]
+    kind: Literal["leaf_spine", "graph", "wafer"]
     hosts_per_leaf: int = Field(0, ge=0)
     spines: int = Field(0, ge=0)
     oversubscription: Positive = 1.0
@@ -132,6 +164,7 @@ class FabricModel(_Model):
     latency_ns: NonNeg = 0.0
     uplink_latency_ns: NonNeg | None = Field(None, description="Leaf-spine link latency, ns (leaf_spine; default latency_ns)")
     file: str = Field("", description="Edge list ('a b bandwidth_gbps latency_ns' lines) or GraphML, for kind graph")
+    wafer: WaferModel | None = Field(None, description="A wafer's mesh or FRED fabric, for kind wafer (docs/fred.md)")
 
     @model_validator(mode="after")
     def _complete(self) -> FabricModel:
@@ -139,6 +172,8 @@ class FabricModel(_Model):
             raise ValueError("leaf_spine needs hosts_per_leaf >= 1, spines >= 1 and bandwidth_gbps > 0")
         if self.kind == "graph" and not self.file:
             raise ValueError("graph needs file (an edge list or GraphML path)")
+        if (self.kind == "wafer") != (self.wafer is not None):
+            raise ValueError("kind wafer needs a wafer section, and only kind wafer takes one")
         return self
 
 
@@ -168,6 +203,46 @@ class SharedBusModel(_Model):
     gap_ns: NonNeg = _BUS.gap_ns
     gap_per_byte_ns: NonNeg = _BUS.gap_per_byte_ns
     local_reduction_delay_ns: NonNeg = _BUS.local_reduction_delay_ns
+
+
+_NCCL = NcclSpec()
+_NcclAlgo = Literal["tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree"]
+_NcclProto = Literal["LL", "LL128", "Simple"]
+
+
+class NcclModel(_Model):
+    """``system.nccl``: NCCL's tuning model's inputs (``config.types.NcclSpec``, docs/nccl.md)."""
+
+    arch: Literal["volta", "ampere", "hopper", "blackwell"] = _NCCL.arch
+    channels: Count = Field(default=_NCCL.channels, le=64, description="NCCL's channel count (its INFO log prints it)")
+    nvlink_fraction: float | None = Field(
+        default=None, gt=0, le=1, description="Usable / line rate of an NVLink; default NCCL's topo.h value for arch"
+    )
+    efficiency: float = Field(default=_NCCL.efficiency, gt=0, le=1, description="Priced bandwidths x this (calibration)")
+    nvls: bool = Field(default=_NCCL.nvls, description="NVSwitch reduction (NVLink SHARP, Hopper on)")
+    nvls_reduce_gbps: GBps | None = Field(default=None, description="NVSwitch reduction rate per GPU port")
+    collnet: bool = Field(default=_NCCL.collnet, description="Network switches reduce (InfiniBand SHARP)")
+    net_overhead_us: NonNeg = _NCCL.net_overhead_us
+    algorithms: list[_NcclAlgo] = Field(
+        default_factory=lambda: cast("list[_NcclAlgo]", list(_NCCL.algorithms)), min_length=1, description="Enabled (NCCL_ALGO)"
+    )
+    protocols: list[_NcclProto] = Field(
+        default_factory=lambda: cast("list[_NcclProto]", list(_NCCL.protocols)), min_length=1, description="Enabled (NCCL_PROTO)"
+    )
+
+    def spec(self) -> NcclSpec:
+        return NcclSpec(
+            arch=self.arch,
+            channels=self.channels,
+            nvlink_fraction=self.nvlink_fraction,
+            efficiency=self.efficiency,
+            nvls=self.nvls,
+            nvls_reduce_bw=None if self.nvls_reduce_gbps is None else self.nvls_reduce_gbps * GBPS,
+            collnet=self.collnet,
+            net_overhead_us=self.net_overhead_us,
+            algorithms=tuple(self.algorithms),
+            protocols=tuple(self.protocols),
+        )
 
 
 class SystemModel(_Model):
@@ -221,6 +296,11 @@ class SystemModel(_Model):
     injection_scale: Positive = Field(default=_SYS.injection_scale, description="Endpoint delay x this (ASTRA-sim's --injection-scale)")
     rendezvous: bool = Field(default=_SYS.rendezvous, description="A control message from the receiver before every message (ASTRA-sim's --rendezvous-protocol)")
     queues_per_dim: Count = Field(default=_SYS.queues_per_dim, description="Dimension queues per network dimension (ASTRA-sim's --num-queues-per-dim)")
+    collective_tuner: Literal["nccl"] | None = Field(
+        default=None,
+        description="nccl: price NCCL-tuned collectives by NCCL's algorithm/protocol choice (docs/nccl.md; default mode only)",
+    )
+    nccl: NcclModel = NcclModel()
 
     @model_validator(mode="after")
     def _roofline_needs_peak(self) -> SystemModel:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from trainsim import budget
+from trainsim.config.wafer import WaferParams
 
 TopologyKind = Literal["Ring", "FullyConnected", "Switch", "Mesh"]
 Compat = Literal["default", "astra"]
@@ -45,7 +46,7 @@ class FabricSpec:
     With a fabric, ``NetworkSpec.dims`` is the logical view the collectives use, and the
     congestion-aware and flow backends route messages over the fabric's links."""
 
-    kind: Literal["leaf_spine", "graph"]
+    kind: Literal["leaf_spine", "graph", "wafer"]
     hosts_per_leaf: int = 0
     spines: int = 0
     oversubscription: float = 1.0
@@ -53,6 +54,7 @@ class FabricSpec:
     latency_ns: float = 0.0  # per link
     uplink_latency_ns: float | None = None  # leaf-spine links (leaf_spine); None: latency_ns
     file: str = ""  # edge list or GraphML, for kind "graph"
+    wafer: WaferParams | None = None  # for kind "wafer" (docs/fred.md)
 
 
 @dataclass(frozen=True)
@@ -129,6 +131,33 @@ MAX_NPUS = 2**31 - 1
 
 
 @dataclass(frozen=True)
+class NcclSpec:
+    """NCCL's tuning model's inputs a platform sets (``system.nccl``; ``collectives/nccl_tuner.py``,
+    docs/nccl.md). Bandwidths in B/s.
+
+    - ``arch``: the GPU generation (NCCL's per-architecture constants);
+    - ``channels``: NCCL's channel count (its ``NCCL_DEBUG=INFO`` log prints it);
+    - ``nvlink_fraction``: usable over line rate of an NVLink (None: NCCL's topo.h value for ``arch``);
+    - ``efficiency``: every priced bandwidth x this (the per-hardware calibration factor);
+    - ``nvls``: the NVSwitch reduces (NVLink SHARP, Hopper on); ``nvls_reduce_bw``: its
+      reduction rate per GPU port (None: no cap beyond the links);
+    - ``collnet``: the network's switches reduce (InfiniBand SHARP);
+    - ``net_overhead_us``: NCCL's network post overhead per step (1 us on Intel CPUs, 2 on AMD);
+    - ``algorithms`` / ``protocols``: those enabled (``NCCL_ALGO`` / ``NCCL_PROTO``)."""
+
+    arch: Literal["volta", "ampere", "hopper", "blackwell"] = "ampere"
+    channels: int = 16
+    nvlink_fraction: float | None = None
+    efficiency: float = 1.0
+    nvls: bool = False
+    nvls_reduce_bw: float | None = None
+    collnet: bool = False
+    net_overhead_us: float = 1.0
+    algorithms: tuple[str, ...] = ("tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree")
+    protocols: tuple[str, ...] = ("LL", "LL128", "Simple")
+
+
+@dataclass(frozen=True)
 class SystemSpec:
     """The system layer's knobs (ASTRA-sim system JSON), in SI units."""
 
@@ -173,6 +202,12 @@ class SystemSpec:
     """ASTRA-sim's ``--rendezvous-protocol``: before every message (of a collective, and every
     SEND / RECV node) the receiver sends the sender an ``RENDEZVOUS_BYTES`` control message
     when it posts the receive, and the data leaves only once that has arrived."""
+    collective_tuner: Literal["nccl"] | None = None
+    """``nccl``: whole collectives of the types NCCL tunes are priced by NCCL's algorithm and
+    protocol choice (``collectives/nccl_tuner.py``, docs/nccl.md) instead of running the
+    implementation lists' phases; default mode only (refused with ``compat: astra``)."""
+    nccl: NcclSpec = field(default_factory=NcclSpec)
+    """The tuner's inputs (``NcclSpec``), read when ``collective_tuner`` is ``nccl``."""
     queues_per_dim: int = 1
     """ASTRA-sim's ``--num-queues-per-dim``: dimension queues per network dimension; each runs
     ``ceil(active_chunks_per_dimension / queues_per_dim)`` chunks at once, and a chunk's phase

@@ -75,6 +75,11 @@ class FlowNetwork(LinkGraphBackend):
         if not route or nbytes <= 0:
             self.queue.schedule(latency, on_arrival, arg)
             return
+        self._add_flow(route, nbytes, on_arrival, arg, latency)
+
+    def _add_flow(self, route: tuple[int, ...], nbytes: int, on_arrival: Callable[[Any], None], arg: Any, latency: float) -> None:
+        """Start a flow of ``nbytes`` over the links ``route``, done ``latency`` ns after its
+        last byte leaves."""
         self._drain()
         for link in route:
             self.link_bytes[link] += nbytes

@@ -47,11 +47,14 @@ class Capabilities:
     ``whole_ns_compat``: in ASTRA-sim compatibility mode every delay is a whole number of ns,
     so a phase's duration does not depend on when it starts (memoized phases are exact).
     ``in_switch``: the backend prices in-switch reduction hops (:meth:`NetworkBackend.switch_hop`).
+    ``in_network``: the backend streams one flow over a set of links (``send_tree``): a
+    reduction up a tree of switches and a multicast down it at one rate (FRED, docs/fred.md).
     """
 
     symmetry: SymmetryClass = NO_SYMMETRY
     whole_ns_compat: bool = False
     in_switch: bool = False
+    in_network: bool = False
 
     def __post_init__(self) -> None:
         if self.symmetry not in (PAIRWISE, ONE_LINK, NO_SYMMETRY):

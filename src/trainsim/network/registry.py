@@ -80,6 +80,12 @@ _BUILTIN = (
         "concurrent flows share links by max-min fairness",
     ),
     BackendEntry(
+        "in_network_flow",
+        "trainsim.network.in_network:InNetworkFlow",
+        Capabilities(symmetry=ONE_LINK, in_network=True),
+        "the flow backend plus reduction / multicast trees streamed through switches (FRED)",
+    ),
+    BackendEntry(
         "packet",
         "trainsim.network.packet.backend:PacketNetwork",
         Capabilities(symmetry=NO_SYMMETRY),

@@ -359,7 +359,9 @@ def _rank(cache: _Cache, rank: int, t: NodeTimeline, step_s: float, roles: NodeR
         total = float(np.sum(cov_e - cov_s))
         out[name] = (total - covered) * 1e-9
         covered = total
-    out["idle"] = max(0.0, step_s - sum(out.values()))
+    idle_ns = step_ns - covered
+    # below a picosecond the difference is the rounding of the sums above, not idle time
+    out["idle"] = idle_ns * 1e-9 if idle_ns >= 1e-3 else 0.0
     return out
 
 

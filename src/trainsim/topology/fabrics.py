@@ -200,6 +200,12 @@ def build_graph(spec: NetworkSpec) -> LinkGraph:
     fabric = spec.fabric
     if fabric is None:
         return MultiDimGraph([d.kind for d in spec.dims], [d.size for d in spec.dims], [d.bandwidth for d in spec.dims], [d.latency_ns for d in spec.dims])
+    if fabric.kind == "wafer" and fabric.wafer is not None:
+        from trainsim.topology.wafer import wafer_fabric
+
+        if fabric.wafer.npus != spec.npus:
+            raise ConfigError(f"the wafer fabric has {fabric.wafer.npus} NPUs but the network's dims {spec.npus}", field="network.fabric")
+        return wafer_fabric(fabric.wafer)
     if fabric.kind == "leaf_spine":
         return leaf_spine(spec.npus, fabric.hosts_per_leaf, fabric.spines, fabric.bandwidth, fabric.latency_ns, oversubscription=fabric.oversubscription, uplink_latency_ns=fabric.uplink_latency_ns)
     return load_edge_list(fabric.file, spec.npus)

@@ -20,7 +20,7 @@ from dataclasses import replace
 import numpy as np
 
 from trainsim.enums import NodeType
-from trainsim.workload.graph import ABSENT, GraphBuilder, WorkloadGraph
+from trainsim.workload.graph import ABSENT, GraphBuilder, WorkloadGraph, attribute_row
 from trainsim.workload.models.ops import Op
 
 PREV = -10  # peer code: the previous pipeline stage (cyclic)
@@ -43,6 +43,10 @@ class Emitter:
         self.recompute: list[float] = []  # seconds of recomputation in each node (ops named recompute.*)
         self._op_time: dict[Op, float] = {}
         self._totals_cache: dict[int, tuple[tuple[Op, ...], tuple[float, float, int, float]]] = {}
+        # packed attribute rows (graph.attribute_row), one per distinct compute op tuple or
+        # collective: a step repeats a few hundred of them over up to millions of nodes
+        self._compute_rows: dict[int, tuple[tuple[Op, ...], tuple]] = {}
+        self._collective_rows: dict[tuple[int, int, str], tuple] = {}
         self.compute_s = 0.0
 
     def _id(self) -> int:
@@ -60,7 +64,8 @@ class Emitter:
 
     def _deps(self, extra: Sequence[int], chained: bool) -> list[int]:
         deps = [self.tail] if chained and self.tail is not None else []
-        deps += [d for d in extra if d is not None and d not in deps]
+        if len(extra):
+            deps += [d for d in extra if d is not None and d not in deps]
         return deps
 
     def _totals(self, ops: tuple[Op, ...]) -> tuple[float, float, int, float]:
@@ -81,15 +86,12 @@ class Emitter:
     def compute(self, name: str, ops: tuple[Op, ...], extra_deps: Sequence[int] = ()) -> int:
         """One COMP node for ``ops`` (durations summed), chained after ``tail``."""
         dur, flops, nbytes, recompute = self._totals(ops)
-        nid = self.builder.add(
-            self._id(),
-            NodeType.COMP_NODE,
-            name,
-            duration_s=dur,
-            num_ops=flops,
-            tensor_size=nbytes,
-            data_deps=self._deps(extra_deps, True),
-        )
+        hit = self._compute_rows.get(id(ops))
+        if hit is None or hit[0] is not ops:
+            hit = (ops, attribute_row(duration_s=dur, num_ops=flops, tensor_size=nbytes))
+            self._compute_rows[id(ops)] = hit
+        nid = self._id()
+        self.builder.add_row(nid, NodeType.COMP_NODE, name, hit[1], None, self._deps(extra_deps, True), (), b"")
         self.roles.append(0)
         self.recompute.append(recompute)
         self.tail = nid
@@ -98,15 +100,12 @@ class Emitter:
 
     def collective(self, name: str, comm_type: int, size: int, role: str, extra_deps: Sequence[int] = (), *, chained: bool = True) -> int:
         """A COMM_COLL node on the group ``role``; chained (blocking) unless ``chained=False``."""
-        nid = self.builder.add(
-            self._id(),
-            NodeType.COMM_COLL_NODE,
-            name,
-            comm_type=int(comm_type),
-            comm_size=int(size),
-            pg_name=role,
-            data_deps=self._deps(extra_deps, chained),
-        )
+        key = (int(comm_type), int(size), role)
+        row = self._collective_rows.get(key)
+        if row is None:
+            row = self._collective_rows[key] = attribute_row(comm_type=key[0], comm_size=key[1], pg_name=role)
+        nid = self._id()
+        self.builder.add_row(nid, NodeType.COMM_COLL_NODE, name, row, None, self._deps(extra_deps, chained), (), b"")
         self.roles.append(ROLE_CODES[role])
         self.recompute.append(0.0)
         if chained:
