@@ -39,6 +39,11 @@ class InjectionPorts:
         """Whether every port of ``src`` is free at ``now``."""
         return self._last.get(src, 0.0) <= now
 
+    def all_idle(self, ranks: tuple[int, ...], now: float) -> bool:
+        """Whether every port of every rank of ``ranks`` is free at ``now``."""
+        last = self._last
+        return not last or all(last.get(r, 0.0) <= now for r in ranks)
+
     def reserve(self, src: int, dst: int, nbytes: int, now: float) -> float:
         """Start time (ns) of a message of ``nbytes`` from ``src`` to ``dst`` issued at ``now``."""
         topo = self.topology

@@ -134,6 +134,7 @@ def simulate(
     result.info.update({"backend": backend, "compat": compat, "npus": npus, "symmetry": how})
     if collectives is not None:
         result.info["symmetric_ties"] = collectives.symmetric_ties
+        result.info["shift_replays"] = collectives.shift_replays
     log_finish(result)
     return result
 

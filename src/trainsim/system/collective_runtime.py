@@ -68,6 +68,8 @@ _BROADCAST = int(CommType.BROADCAST)
 # broadcast run their own algorithms (collectives.rooted, docs/collectives.md).
 _MAPPED = {int(CommType.REDUCE_SCATTER_BLOCK): int(CommType.REDUCE_SCATTER)}
 _NAMES = {int(c): c.name.lower() for c in CommType}
+_UNCHECKED = object()
+_PER_MEMBER = (int(CommType.GATHER), int(CommType.SCATTER))  # sizes are per member
 
 
 @dataclass(slots=True)
@@ -179,6 +181,9 @@ class CollectiveRuntime:
         # checks that): they issue each of its collectives on a group holding them, with it
         self._mirrors = mirrors or {}
         self._mirror_ranks = {m for ms in self._mirrors.values() for m in ms}
+        # request groups already checked (members distinct and in range) -> the group to run on
+        # (None: it lists every rank)
+        self._checked_groups: dict[tuple[int, ...], tuple[int, ...] | None] = {}
         # a pricer (``system.collective_tuner``: NCCL's choice, a wafer's flow programs) prices
         # the collectives it knows as a whole (``collective_pricing.py``; default mode only)
         self._pricer = make_pricer(platform, compat_astra)
@@ -195,21 +200,15 @@ class CollectiveRuntime:
         if ctype not in _NAMES:
             raise TraceError(f"unknown collective type {ctype}", rank=rank, node_id=request.node_id)
         group = request.group
-        if group is not None and (
-            len(group) == self.npus and sorted(group) == list(range(self.npus))
-        ):
-            group = None  # a group listing every rank runs the normal plan
+        if group is not None:
+            seen = self._checked_groups.get(group, _UNCHECKED)
+            if seen is _UNCHECKED:
+                seen = self._check_group(group, request)
+            group = cast("tuple[int, ...] | None", seen)
         if group is not None:
             if rank not in group:
                 raise TraceError(
                     f"issues a collective on group {request.group_name!r} {list(group)} it is not a member of",
-                    rank=rank,
-                    node_id=request.node_id,
-                )
-            if len(set(group)) != len(group) or any(not 0 <= r < self.npus for r in group):
-                raise TraceError(
-                    f"group {request.group_name!r} {list(group)} has repeated or out-of-range ranks "
-                    f"(the network has {self.npus})",
                     rank=rank,
                     node_id=request.node_id,
                 )
@@ -230,7 +229,7 @@ class CollectiveRuntime:
             members = self._all_ranks if group is None else tuple(group)
             phase_type = _MAPPED.get(ctype, ctype)
             size = int(request.size)
-            if ctype in (int(CommType.GATHER), int(CommType.SCATTER)):
+            if ctype in _PER_MEMBER:
                 size = max(1, size // len(members))
             inst = CollectiveInstance(ikey, ctype, phase_type, size, members, first_issue_ns=now)
             self._instances[ikey] = inst
@@ -256,6 +255,24 @@ class CollectiveRuntime:
         if not inst.flush_scheduled:
             inst.flush_scheduled = True
             self.queue.schedule(0.0, self.flush, inst)
+
+    def _check_group(self, group: tuple[int, ...], request: CollectiveRequest) -> tuple[int, ...] | None:
+        """The group a request names, checked once per group: None when it lists every rank
+        (the normal plan runs), else itself once its ranks are distinct and in range."""
+        if len(group) == self.npus and sorted(group) == list(range(self.npus)):
+            self._checked_groups[group] = None
+            return None
+        if request.rank not in group:
+            return group  # ``issue`` names this rank's error; the group is checked on the next
+        if len(set(group)) != len(group) or any(not 0 <= r < self.npus for r in group):
+            raise TraceError(
+                f"group {request.group_name!r} {list(group)} has repeated or out-of-range ranks "
+                f"(the network has {self.npus})",
+                rank=request.rank,
+                node_id=request.node_id,
+            )
+        self._checked_groups[group] = group
+        return group
 
     def pending(self) -> list[tuple[int, int, str]]:
         """(rank, node_id, what it waits for) for every collective not finished."""
@@ -283,7 +300,7 @@ class CollectiveRuntime:
     # -- planning ----------------------------------------------------------------------------
     @staticmethod
     def _effective_size(ctype: int, size: int, members: tuple[int, ...]) -> int:
-        if ctype in (int(CommType.GATHER), int(CommType.SCATTER)):
+        if ctype in _PER_MEMBER:
             return max(1, size // len(members))
         return size
 
@@ -531,21 +548,22 @@ class CollectiveRuntime:
             return False
         return all(spec.algo.kind not in ASYMMETRIC_KINDS for chunk in inst.chunks for spec in chunk)
 
-    def members_idle(self, members: tuple[int, ...], now: float) -> bool:
+    def members_idle(self, members: tuple[int, ...], now: float, busy: dict[int, float] | None = None) -> bool:
         """Whether no member has other collective work at ``now``: no stream in its dimension
-        queues, no busy injection port, no unfinished record, no symmetric collective running
-        (what a group-symmetric representative needs, ``symmetry/group.py``)."""
+        queues, no busy injection port, no unfinished record, no symmetric collective running,
+        nor one of ``busy`` (member -> end ns) (what a group-symmetric representative needs,
+        ``symmetry/group.py``)."""
         ranks = self.engine.ranks
         sym_busy = self._sym_busy
-        inj = self.engine.injection
         for m in members:
             rs = ranks.get(m)
-            if rs is not None and rs.active:
+            if (rs is not None and rs.active) or sym_busy.get(m, -1.0) > now:
                 return False
-            if sym_busy.get(m, -1.0) > now:
+            if busy is not None and busy.get(m, -1.0) > now:
                 return False
-            if inj is not None and not inj.idle(m, now):
-                return False
+        inj = self.engine.injection
+        if inj is not None and not inj.all_idle(members, now):
+            return False
         if self._in_flight:
             in_flight = {w.rank for w in self._in_flight.values()}
             if any(m in in_flight for m in members):
@@ -610,6 +628,12 @@ class CollectiveRuntime:
         return themis_guard.predict_finish_ns(
             self.network, self.topology, layout, plan, self.engine_options, self._new_injection()
         )
+
+    @property
+    def shift_replays(self) -> int:
+        """Symmetric collectives answered by the default mode's shift-exact memo
+        (``symmetry/shift.py``) instead of being simulated."""
+        return 0 if self._symmetric is None else self._symmetric.shift_replays
 
     @property
     def symmetric_ties(self) -> int:

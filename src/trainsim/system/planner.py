@@ -25,6 +25,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from trainsim.collectives import (
     CUSTOM,
@@ -108,6 +109,7 @@ class CollectivePlanner:
         self._pairings_checked: set[tuple[int, tuple[int, ...]]] = set()
         self._splits_warned = False
         self._spans_all = spans_all(system.collective_span, compat_astra)
+        self._plans: dict[tuple[Any, ...], CollectivePlan] = {}  # plan's inputs -> plan (``plan``)
 
     def layout(self, phase_type: int, group: tuple[int, ...] | None) -> LogicalLayout:
         """The logical layout of ``phase_type`` collectives on ``group`` (None: every rank)."""
@@ -147,6 +149,29 @@ class CollectivePlanner:
             graphs = self.custom.lookup(phase_type, node_id)
             if graphs is not None:
                 return self._custom_plan(graphs, phase_type, size, members, group)
+        # a plan is a function of these unless Themis or round-robin orders the chunks (their
+        # state changes with every whole-machine collective): reuse it (plans are never mutated)
+        key = None
+        if group is not None or self.system.inter_dimension_scheduling not in ("themis", "roundRobin"):
+            dims = None if group is not None or involved_dims is None else tuple(involved_dims)
+            key = (phase_type, size, members[0] if phase_type in PLANNED_TYPES else -1, group, dims)
+            hit = self._plans.get(key)
+            if hit is not None:
+                return hit
+        plan = self._plan(phase_type, size, members, group, involved_dims)
+        if key is not None:
+            self._plans[key] = plan
+        return plan
+
+    def _plan(
+        self,
+        phase_type: int,
+        size: int,
+        members: tuple[int, ...],
+        group: tuple[int, ...] | None,
+        involved_dims: Sequence[bool] | None,
+    ) -> CollectivePlan:
+        """:meth:`plan` of a built-in algorithm, computed."""
         layout = self.layout(phase_type, group)
         system = self.system
         sizes = layout.sizes

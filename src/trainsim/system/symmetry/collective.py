@@ -19,10 +19,12 @@ drain points and completion times as the representative's own flows rank by rank
 collectives are memoized only on backends whose compatibility-mode times are whole ns
 (``capabilities.whole_ns_compat``; not the flow backend).
 
-Memoization, in compatibility mode only (every delay a whole number of ns, so a phase's
-duration does not depend on when it starts; the default mode's float sums could differ in the
-last bit, and its injection ports carry state across phases), and only with a time-invariant
-endpoint model (``EndpointModel.time_invariant``: ASTRA-sim's):
+Memoization of phases, in compatibility mode only (every delay a whole number of ns, so a
+phase's duration does not depend on when it starts; the default mode's float sums could differ
+in the last bit, and its injection ports carry state across phases), and only with a
+time-invariant endpoint model (``EndpointModel.time_invariant``: ASTRA-sim's). (In the default
+mode, whole collectives on a pairwise backend are memoized where shifting a traced run is
+provably exact: ``symmetry/shift.py``, :meth:`SymmetricRunner._shift_run`.)
 
 - a phase (logical dim, algorithm, type, input bytes, direction) runs on its own: its messages
   are matched by its chunk's tag and priced on their own; it meets the rest of the collective
@@ -56,9 +58,10 @@ Times in ns, sizes in bytes.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from trainsim.collectives import LogicalLayout, Phase, PhaseSpec
 from trainsim.collectives.logical import NET
@@ -73,10 +76,14 @@ from trainsim.system.collective_engine import (
     Stream,
     SymmetricEngine,
 )
+from trainsim.system.symmetry import shift
 from trainsim.topology import MultiDimTopology
 from trainsim.topology.multidim import FULLY_CONNECTED, RING, SWITCH
 
 VERTEX_TRANSITIVE = (RING, SWITCH, FULLY_CONNECTED)
+SHIFT_TRACE_TRIES = 4
+"""Traced runs of one collective that could not be memoized (``symmetry/shift.py``) before the
+runner stops tracing it (in that binade, when its runs left the binade; else anywhere)."""
 
 
 class NotSymmetric(Exception):
@@ -287,7 +294,13 @@ class SymmetricRunner:
 
     One runner per collective runtime: the memos are valid for its network, engine options and
     layouts (keyed by layout identity; the runtime keeps its layouts for its lifetime). Memos
-    are kept in compatibility mode with a time-invariant endpoint (module docstring)."""
+    are kept in compatibility mode with a time-invariant endpoint (module docstring); in the
+    default mode, on a backend priced pairwise with a time-invariant endpoint, the shift-exact
+    memo (``symmetry/shift.py``) serves instead."""
+
+    shift_exact: ClassVar[bool] = True
+    """Whether default-mode runners keep the shift-exact memo (tests and bench/memo.py turn it
+    off to compare with the simulation of every collective)."""
 
     def __init__(
         self,
@@ -310,7 +323,20 @@ class SymmetricRunner:
         self._phase_memo: dict[tuple[int, PhaseSpec], tuple[float, tuple[tuple[int, int], ...]]] = {}
         self._collective_memo: dict[Any, SymmetricOutcome] = {}  # times from the start
         self._refused: set[Any] = set()
+        # (layout identity, chunk phases) -> a number, the memos' key; (id(layout), id(chunks))
+        # -> (chunks, that number) for chunk lists seen before
+        self._plan_ids: dict[tuple[int, tuple[tuple[PhaseSpec, ...], ...]], int] = {}
+        self._keys: dict[tuple[int, int], tuple[list[list[PhaseSpec]], int]] = {}
+        self._binade = (0.0, 0.0)  # the last start's binade [lo, hi)
         self.refusals: list[str] = []  # why collectives ran rank by rank
+        # default mode, priced pairwise, time-invariant endpoint: the shift-exact memo
+        # (``symmetry/shift.py``), (collective key, binade low end) -> outputs' offsets
+        self.shift_memo: dict[Any, shift.Replay] | None = None
+        if self.shift_exact and not self.memo and not self.private_links and options.endpoint.time_invariant:
+            self.shift_memo = {}
+        # key, or (key, binade) when its runs left the binade -> traced runs not memoized
+        self._shift_spoiled: dict[Any, int] = {}
+        self.shift_replays = 0
 
     def _links_ok(self) -> bool:
         return self.options.active_chunks == 1
@@ -327,7 +353,13 @@ class SymmetricRunner:
         """The representative's finish time and bytes, or None when the collective is not
         symmetric on this backend after all (the caller runs it rank by rank). ``rank``: the
         representative (a member of the layout's group; rank 0 for the whole machine)."""
-        key = (id(layout), tuple(tuple(c) for c in chunks))
+        known = self._keys.get((id(layout), id(chunks)))
+        if known is not None and known[0] is chunks:
+            key = known[1]
+        else:  # planned chunk lists are reused (the planner's plans): number their plan once
+            plan = (id(layout), tuple(tuple(c) for c in chunks))
+            key = self._plan_ids.setdefault(plan, len(self._plan_ids))
+            self._keys[(id(layout), id(chunks))] = (chunks, key)
         if key in self._refused:
             return None
         private_links = self.private_links
@@ -336,6 +368,8 @@ class SymmetricRunner:
         hit = self._collective_memo.get(key) if self.memo else None
         if hit is not None:
             return _shifted(hit, start_ns, events=0)
+        if self.shift_memo is not None:
+            return self._shift_run(key, layout, chunks, tag_base, start_ns, rank)
         phase_memo = self.memo and (
             not private_links or (self._links_ok() and all(d.kind == NET for d in layout.dims))
         )
@@ -351,6 +385,70 @@ class SymmetricRunner:
         if self.memo:
             self._collective_memo[key] = _shifted(outcome, -start_ns, events=0)
         return outcome
+
+    def _shift_run(
+        self,
+        key: Any,
+        layout: LogicalLayout,
+        chunks: list[list[PhaseSpec]],
+        tag_base: int,
+        start_ns: float,
+        rank: int,
+    ) -> SymmetricOutcome | None:
+        """:meth:`run` in the default mode: the outcome from the shift-exact memo when it has
+        this collective in this start's binade, else simulated with a traced start (and
+        memoized when the trace shows every time moves with the start)."""
+        memo = self.shift_memo
+        assert memo is not None
+        lo, hi = self._binade
+        if not lo <= start_ns < hi:
+            lo, hi = self._binade = shift.binade(start_ns) if start_ns >= sys.float_info.min else (-1.0, 0.0)
+        hit = memo.get((key, lo))
+        if hit is not None and hit.fits(start_ns):
+            self.shift_replays += 1
+            end_off, spans_off, dim_bytes, ties = hit.outputs
+            if ties:
+                self.tie_runs += 1
+            spans = tuple([(-1.0 if a is None else start_ns + a, -1.0 if b is None else start_ns + b) for a, b in spans_off])
+            return SymmetricOutcome(start_ns + end_off, dim_bytes, spans, 0)
+        spoiled = max(self._shift_spoiled.get(key, 0), self._shift_spoiled.get((key, lo), 0))
+        ties_before = self.tie_runs
+        try:
+            if hit is not None or spoiled >= SHIFT_TRACE_TRIES:
+                outcome = self._simulate(layout, chunks, tag_base, start_ns, False, rank)
+                rec = None
+            else:
+                outcome, rec = shift.trace(
+                    start_ns, lambda s: self._simulate(layout, chunks, tag_base, s, False, rank)
+                )
+        except NotSymmetric as exc:
+            self._refused.add(key)
+            self.refusals.append(str(exc))
+            return None
+        if rec is None:
+            return outcome
+        plain = SymmetricOutcome(
+            float.__float__(outcome.end_ns),
+            outcome.dim_bytes,
+            tuple((float.__float__(a), float.__float__(b)) for a, b in outcome.chunk_spans),
+            outcome.events,
+        )
+        end_off = shift.offset(outcome.end_ns, rec)
+        # a span time is a traced time (its offset) or the -1 marker of a chunk that ran no phase
+        spans_off = tuple(tuple(shift.offset(t, rec) for t in span) for span in outcome.chunk_spans)
+        markers_only = all(
+            o is not None or t == -1.0 for span, times in zip(spans_off, plain.chunk_spans, strict=True)
+            for o, t in zip(span, times, strict=True)
+        )
+        if rec.ok and end_off is not None and markers_only:
+            ties = self.tie_runs > ties_before
+            memo[(key, rec.lo)] = shift.Replay(rec, (end_off, spans_off, outcome.dim_bytes, ties))
+        else:
+            # a run that crossed out of its binade may fit in a later one (starts grow); any
+            # other spoiling is the collective's own and would recur in every binade
+            where = (key, rec.lo) if rec.why.startswith(shift.LEFT_BINADE) else key
+            self._shift_spoiled[where] = self._shift_spoiled.get(where, 0) + 1
+        return plain
 
     def _simulate(
         self,

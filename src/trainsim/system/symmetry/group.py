@@ -60,6 +60,10 @@ class GroupSymmetry:
         self._signatures: dict[tuple[tuple[int, ...], bool], Signature | None] = {}
         # (phase type, offset table) -> the layout of the first group with that table
         self._canonical: dict[tuple[int, Signature], LogicalLayout] = {}
+        self._kinds: dict[int, tuple[Any, set[str]]] = {}  # id(chunks) -> (chunks, algorithm kinds)
+        # (id(layout), phase type, halving-doubling) -> (layout, its canonical layout; None when
+        # the group is not symmetric)
+        self._canon_of: dict[tuple[int, int, bool], tuple[LogicalLayout, LogicalLayout | None]] = {}
 
     def check_idle(self, rank: int, now: float, node_id: int) -> None:
         end = self.busy.get(rank)
@@ -114,17 +118,26 @@ class GroupSymmetry:
             return False
         if inst.phase_type in ROOTED_TYPES:
             return False
-        kinds = {spec.algo.kind for chunk in inst.chunks for spec in chunk}
+        chunks = inst.chunks
+        known = self._kinds.get(id(chunks))
+        if known is None or known[0] is not chunks:  # planned chunk lists are reused
+            known = self._kinds[id(chunks)] = (chunks, {spec.algo.kind for chunk in chunks for spec in chunk})
+        kinds = known[1]
         if kinds & ASYMMETRIC_KINDS:
             return False
         now = rt.queue.now
-        busy = self.busy
-        if any(busy.get(m, -1.0) > now for m in members) or not rt.members_idle(members, now):
+        if not rt.members_idle(members, now, self.busy):
             return False
-        sig = self._signature(members, HALVING_DOUBLING in kinds)
-        if sig is None:
+        halving = HALVING_DOUBLING in kinds
+        ckey = (id(layout), inst.phase_type, halving)
+        seen = self._canon_of.get(ckey)
+        if seen is None or seen[0] is not layout:  # a layout is its group's, for the run
+            sig = self._signature(members, halving)
+            found = None if sig is None else self._canonical.setdefault((inst.phase_type, sig), layout)
+            seen = self._canon_of[ckey] = (layout, found)
+        canon = seen[1]
+        if canon is None:
             return False
-        canon = self._canonical.setdefault((inst.phase_type, sig), layout)
         runner = rt.symmetric_runner()
         rep = canon.dims[0].members[0]
         outcome = runner.run(canon, inst.chunks, inst.tag_base, now, rank=rep)

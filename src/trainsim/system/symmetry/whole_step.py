@@ -211,6 +211,7 @@ def representative_run(
     result = executor.run(progress)
     result.info["symmetric_collectives"] = runtime.symmetric_runs
     result.info["symmetric_ties"] = runtime.symmetric_ties
+    result.info["shift_replays"] = runtime.shift_replays
     return result
 
 
