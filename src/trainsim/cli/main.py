@@ -9,6 +9,7 @@ command runs; the commands check their paths first) is one line and exit code 2 
 
 from __future__ import annotations
 
+import errno
 import importlib
 import sys
 from typing import Any
@@ -56,11 +57,41 @@ def _command() -> Any:
     return _COMMAND[0]
 
 
+def _fast_run(args: list[str]) -> int | None:
+    """`trainsim run` without typer when ``run_impl.fast_parse`` reads the line (its module
+    docstring); its exit code, or None for the typer command to take the line. Interruptions and
+    a closed pipe end as under click (exit 130 and 1, nothing printed)."""
+    if args[:1] != ["run"]:
+        return None
+    from trainsim.cli.run_impl import fast_parse, run
+
+    kwargs = fast_parse(args[1:])
+    if kwargs is None:
+        return None
+    try:
+        run(**kwargs)
+    except KeyboardInterrupt:
+        return 130
+    except OSError as exc:
+        if exc.errno != errno.EPIPE:
+            raise
+        from typer._click.utils import PacifyFlushWrapper
+
+        sys.stdout = PacifyFlushWrapper(sys.stdout)  # type: ignore[assignment]
+        sys.stderr = PacifyFlushWrapper(sys.stderr)  # type: ignore[assignment]
+        return 1
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the process exit code."""
     try:
+        args = astra_argv(sys.argv[1:] if argv is None else argv)
+        fast = _fast_run(args)
+        if fast is not None:
+            return fast
         _register_commands()  # in the try: a Ctrl-C while importing is an interruption too
-        _command()(args=astra_argv(sys.argv[1:] if argv is None else argv), prog_name="trainsim")
+        _command()(args=args, prog_name="trainsim")
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except TrainsimError as exc:

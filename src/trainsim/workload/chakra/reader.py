@@ -24,11 +24,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-from google.protobuf.message import DecodeError
 
 from trainsim.enums import NodeType
 from trainsim.errors import TraceError
-from trainsim.workload.chakra import schema
 from trainsim.workload.chakra.attrs import INT64_MAX, SPEC_BY_NAME, AttrSpec, UnusableValue
 from trainsim.workload.chakra.decode import RowCache, decode_file
 from trainsim.workload.chakra.wire import (
@@ -129,6 +127,14 @@ class _NodeDecoder:
         self.builder = builder
         self.tally = tally
         self.cache = cache
+        # protobuf for the nodes the canonical decoder declines (imported here: a run from
+        # canonical files never gets this far)
+        from google.protobuf.message import DecodeError
+
+        from trainsim.workload.chakra import schema
+
+        self.schema = schema
+        self.decode_error: type[Exception] = DecodeError
         self.node = schema.Node()
         self.offset = 0
 
@@ -172,8 +178,8 @@ class _NodeDecoder:
 
     def _checked_metadata(self, data: bytes) -> bytes:
         try:
-            schema.GlobalMetadata.FromString(data)
-        except DecodeError as exc:
+            self.schema.GlobalMetadata.FromString(data)
+        except self.decode_error as exc:
             raise self.fail(f"the first message is not a valid GlobalMetadata ({exc})") from exc
         return data
 
@@ -181,7 +187,7 @@ class _NodeDecoder:
         node = self.node
         try:
             node.ParseFromString(data)
-        except DecodeError as exc:
+        except self.decode_error as exc:
             raise self.fail(
                 f"the message at byte {self.offset} is not a valid Chakra Node ({exc})"
             ) from exc
