@@ -74,3 +74,52 @@ def test_help_constants_agree_with_the_library() -> None:
 
     assert optimize_cmd.OBJECTIVES == OBJECTIVES
     assert study.PAPER_REDUCTIONS[Scheme.TRI][1] == pcm_cmd.PAPER_TRI_WRITE_REDUCTION
+
+
+_RUN_PROBE = (
+    "import json, sys\n"
+    "from trainsim.cli.main import main\n"
+    "code = main(sys.argv[1:])\n"
+    "print(json.dumps([code, sorted(sys.modules)]))\n"
+)
+ROOT = Path(__file__).resolve().parents[2]
+REFERENCE = ROOT / "reference-data" / "reference-results" / "inputs"
+EXAMPLE = ROOT / "examples" / "ring_allreduce"
+
+
+def _modules_after_run(*args: str) -> set[str]:
+    src = str(Path(trainsim.__file__).resolve().parents[1])
+    path = os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p)
+    done = subprocess.run(
+        [sys.executable, "-c", _RUN_PROBE, "run", *args],
+        env={**os.environ, "PYTHONPATH": path},
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    code, modules = json.loads(done.stdout.strip().splitlines()[-1])
+    assert code == 0, done.stderr
+    return set(modules)
+
+
+def _loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
+    return [n for n in names if any(m == n or m.startswith(n + ".") for m in modules)]
+
+
+def test_run_loads_only_the_libraries_its_inputs_need() -> None:
+    """`trainsim run` does not build the typer app for a plain command line (cli/run_impl.py),
+    reads canonical Chakra files without protobuf, imports rich only to print and pydantic and
+    YAML only for a platform file; never scipy or logging for these inputs (docs/speed.md,
+    "Start-up")."""
+    never = ("typer", "click", "scipy", "google.protobuf", "logging", "matplotlib", "trainsim.cli.app")
+    platform_run = _modules_after_run(str(EXAMPLE / "platform.yaml"), "--workload", str(EXAMPLE / "workload" / "ring"), "-q")
+    assert _loaded(platform_run, never + ("rich",)) == []
+    astra_run = _modules_after_run(
+        f"--workload-configuration={REFERENCE / 'workload' / 'dp' / '8npus_64layers_64MiB' / 'et'}",
+        f"--system-configuration={REFERENCE / 'system' / '1d_ring.json'}",
+        f"--network-configuration={REFERENCE / 'network' / 'ring8.yml'}",
+        f"--remote-memory-configuration={REFERENCE / 'remote_memory.json'}",
+    )
+    assert _loaded(astra_run, never + ("pydantic",)) == []
+    assert _loaded(astra_run, ("rich",)) == ["rich"]  # it printed the summary

@@ -5,7 +5,7 @@ Nothing here imports typer, pydantic or rich at module level: ``main`` reads a p
 ``trainsim run`` command line with :func:`fast_parse` and calls :func:`run` without building the
 typer app (typer 0.29 builds a pydantic adapter for each of the 22 options at every call). A
 command line the fast parser does not read exactly as click would (``--help``, an unknown
-option, a repeated option, a value that begins with ``-``, a number in an unusual spelling)
+option, a repeated option, an empty value, a number in an unusual spelling)
 goes to the typer command, which gives click's own help and errors. ``tests/cli/test_run_fast``
 checks the two parsers against each other.
 """
@@ -97,7 +97,7 @@ _FLOAT = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
 def _value(kind: str, text: str) -> Any:
     """``text`` read as ``kind`` where every reader agrees on it, else None (then the typer
     command reads the line)."""
-    if text == "" or text.startswith("-") and kind in ("str", "path"):
+    if text == "":
         return None
     if kind == "str":
         return text
