@@ -7,7 +7,7 @@ then the next), ``--repeat`` fresh processes of:
 - the floor: ``python -c 'import numpy'`` that also reads every input file of the run (its
   bytes: the platform or ASTRA-sim's network / system / memory files and every rank file);
 - ``trainsim run`` on those files (the console script's code path, ``python -m
-  trainsim.cli.main run ...``, output to /dev/null).
+  trainsim.cli.main run ...``, its summary table written to /dev/null).
 
 Times are CPU seconds of the child (user + system, ``RUSAGE_CHILDREN``), the best and the
 median of the repeats; ``x floor`` is best over best. Plus ``python -c pass``, ``import numpy``
@@ -122,7 +122,7 @@ def main() -> int:
         for name, (run_args, files) in inputs(tmp, env).items():
             floor, run = f"floor: {name}", f"run:   {name}"
             commands[floor] = [PY, "-c", FLOOR, *map(str, files)]
-            commands[run] = [*CLI, "run", *run_args, "--quiet"]
+            commands[run] = [*CLI, "run", *run_args]
             pairs[name] = (floor, run, len(files))
         for command in commands.values():  # untimed: writes the bytecode, warms the file cache
             cpu_s(command, env)

@@ -123,3 +123,31 @@ def test_run_loads_only_the_libraries_its_inputs_need() -> None:
     )
     assert _loaded(astra_run, never + ("pydantic",)) == []
     assert _loaded(astra_run, ("rich",)) == ["rich"]  # it printed the summary
+
+
+def _console_run(*args: str) -> subprocess.CompletedProcess[str]:
+    src = str(Path(trainsim.__file__).resolve().parents[1])
+    path = os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p)
+    return subprocess.run(
+        [sys.executable, "-m", "trainsim.cli.main", "run", *args],
+        env={**os.environ, "PYTHONPATH": path},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_the_console_script_run_ends_with_every_output_written(tmp_path: Path) -> None:
+    """The fast path ends the process itself (main._exit_now) only after flushing: the piped
+    summary, the --json file and the exit code are whole; with the logging flags (an atexit
+    callback) the ordinary exit writes the log files."""
+    example = [str(EXAMPLE / "platform.yaml"), "--workload", str(EXAMPLE / "workload" / "ring")]
+    done = _console_run(*example, "--json", str(tmp_path / "r.json"), "--astra-output")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count(" finished, ") == 8 and done.stdout.rstrip().endswith("┘")
+    assert len(json.loads((tmp_path / "r.json").read_text())["ranks"]) == 8
+    logged = _console_run(*example, "-q", "--logging-folder", str(tmp_path / "log"))
+    assert logged.returncode == 0, logged.stderr
+    assert "sys[7] finished" in (tmp_path / "log" / "log.log").read_text()
+    missing = _console_run(str(EXAMPLE / "platform.yaml"), "--workload", str(tmp_path / "none"))
+    assert missing.returncode == 2 and "rank file missing" in missing.stderr
