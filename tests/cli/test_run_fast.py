@@ -93,3 +93,47 @@ def test_the_fast_parser_reads_the_ordinary_lines():
     """Not everything falls back: the lines users type are read without typer."""
     assert all(run_impl.fast_parse(astra_argv(line)) is not None for line in READ)
     assert all(run_impl.fast_parse(astra_argv(line)) is None for line in LEFT_TO_TYPER)
+
+
+def _rich_text(title: str, headers: list[str], rows: list[list[str]]) -> str:
+    """What run's summary printed through rich on a piped standard output (console.stdout_console)."""
+    import io
+
+    from rich.table import Table
+
+    from trainsim.cli.console import PIPED_WIDTH, _Console
+
+    buffer = io.StringIO()
+    console = _Console(file=buffer, width=PIPED_WIDTH, no_color=True, highlight=False, emoji=False)
+    table = Table(title=title)
+    for name in headers:
+        table.add_column(name, justify="right")
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)
+    return buffer.getvalue()
+
+
+def test_the_plain_summary_is_the_text_rich_prints():
+    """run_impl.plain_table against rich on random tables: equal to the byte, or None."""
+    import random
+
+    rng = random.Random(18)
+    alphabet = "0123456789 .,-()abcxyz:/"
+    compared = 0
+    for _ in range(400):
+        def word(low: int, high: int) -> str:
+            text = "".join(rng.choice(alphabet) for _ in range(rng.randint(low, high)))
+            return text + rng.choice("[]μ\t") if rng.random() < 0.02 else text
+
+        headers = [word(1, 14) for _ in range(rng.randint(1, 6))]
+        rows = [[word(0, 30) for _ in headers] for _ in range(rng.randint(0, 5))]
+        title = word(0, 90)
+        plain = run_impl.plain_table(title, headers, rows)
+        if plain is not None:
+            assert plain + "\n" == _rich_text(title, headers, rows), (title, headers, rows)
+            compared += 1
+    assert compared > 50
+    summary = [["0-7", "90.174 us", "49.000 us", "41.174 us", "41.174 us"]]
+    title = "8 ranks, makespan 90.174 us"
+    assert run_impl.plain_table(title, list(run_impl.SUMMARY_COLUMNS), summary) + "\n" == _rich_text(title, list(run_impl.SUMMARY_COLUMNS), summary)

@@ -258,9 +258,7 @@ def run(
             from trainsim.report.astra_lines import astra_rank_lines
 
             _echo("\n".join(astra_rank_lines(result)))
-        from trainsim.cli.console import stdout_console
-
-        print_summary(stdout_console(), result.ranks, result.makespan_s)
+        print_summary(None, result.ranks, result.makespan_s)
 
 
 def _echo(text: str) -> None:
@@ -345,25 +343,88 @@ class ProgressDisplay:
         self.bar.update(self.task, completed=done, sim=human_time(now_ns * 1e-9))
 
 
+SUMMARY_COLUMNS = ("ranks", "finish", "compute", "communication", "exposed comm")
+
+
 def print_summary(
-    console: Console, ranks: Sequence[RankResult], makespan_s: float, *, title: str | None = None, max_rows: int = 20
+    console: Console | None, ranks: Sequence[RankResult], makespan_s: float, *, title: str | None = None, max_rows: int = 20
 ) -> None:
     """A table of per-rank times; ranks with identical times share a row, the slowest first.
-    Times keep every digit down to the ns (``precise_time``), so that runs can be compared."""
-    from rich.table import Table
-
+    Times keep every digit down to the ns (``precise_time``), so that runs can be compared.
+    ``console`` None: standard output (``console.stdout_console``), where piped written as
+    :func:`plain_table` without importing rich when that gives rich's text."""
     rows: dict[tuple[float, ...], list[int]] = {}
     for r in ranks:
         rows.setdefault((r.finish_s, r.compute_s, r.comm_s, r.exposed_comm_s), []).append(r.rank)
-    table = Table(title=title or f"{len(ranks)} ranks, makespan {precise_time(makespan_s)}")
-    for name in ("ranks", "finish", "compute", "communication", "exposed comm"):
-        table.add_column(name, justify="right")
+    title = title or f"{len(ranks)} ranks, makespan {precise_time(makespan_s)}"
     shown = sorted(rows.items(), key=lambda item: -item[0][0])  # slowest classes first
-    for (finish, compute, comm, exposed), members in shown[:max_rows]:
-        table.add_row(_rank_ranges(members), *(precise_time(t) for t in (finish, compute, comm, exposed)))
+    cells = [
+        [_rank_ranges(members), *(precise_time(t) for t in (finish, compute, comm, exposed))]
+        for (finish, compute, comm, exposed), members in shown[:max_rows]
+    ]
+    caption = None
     if len(shown) > max_rows:
-        table.caption = f"{len(shown) - max_rows} more classes of ranks (finishing earlier) not shown; --json has every rank"
+        caption = f"{len(shown) - max_rows} more classes of ranks (finishing earlier) not shown; --json has every rank"
+    if console is None:
+        text = None if caption is not None or _stdout_may_be_a_terminal() else plain_table(title, SUMMARY_COLUMNS, cells)
+        if text is not None:
+            _echo(text)
+            return
+        from trainsim.cli.console import stdout_console
+
+        console = stdout_console()
+    from rich.table import Table
+
+    table = Table(title=title, caption=caption)
+    for name in SUMMARY_COLUMNS:
+        table.add_column(name, justify="right")
+    for row in cells:
+        table.add_row(*row)
     console.print(table)
+
+
+def _stdout_may_be_a_terminal() -> bool:
+    """Whether rich could treat standard output as a terminal (its ``Console.is_terminal``:
+    a tty, or the TTY_COMPATIBLE / FORCE_COLOR variables, or an IDE's shell)."""
+    import os
+
+    if any(name in os.environ for name in ("TTY_COMPATIBLE", "FORCE_COLOR", "TTY_INTERACTIVE")):
+        return True
+    if "idlelib" in sys.modules or "IPython" in sys.modules:
+        return True
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return True
+
+
+def plain_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str | None:
+    """The text rich prints for a ``Table(title=title)`` of right-justified columns on a
+    console that is not a terminal (``console.stdout_console``: no width limit, no styles), or
+    None where this might differ from rich (no rows; a cell or the title that is not plain ASCII,
+    holds markup or ends in a space; a title wider than the table). ``tests/cli/test_run_fast.py`` compares the two."""
+    texts = [title, *headers, *(cell for row in rows for cell in row)]
+    if not all(text.isascii() and text.isprintable() and "[" not in text and text == text.strip() for text in texts):
+        return None  # rich measures other characters its own way, reads [...] as markup, trims
+    if not rows:
+        return None
+    widths = [max([len(header), *(len(row[i]) for row in rows)]) + 2 for i, header in enumerate(headers)]
+    width = sum(widths) + len(widths) + 1
+    if len(title) > width or not title:
+        return None
+    left = (width - len(title)) // 2
+    lines = [" " * left + title + " " * (width - len(title) - left)]
+
+    def rule(first: str, line: str, cross: str, last: str) -> str:
+        return first + cross.join(line * w for w in widths) + last
+
+    def row(edge: str, cells: Sequence[str]) -> str:
+        return edge + edge.join(" " + cell.rjust(w - 2) + " " for cell, w in zip(cells, widths, strict=True)) + edge
+
+    lines += [rule("┏", "━", "┳", "┓"), row("┃", headers), rule("┡", "━", "╇", "┩")]
+    lines += [row("│", cells) for cells in rows]
+    lines.append(rule("└", "─", "┴", "┘"))
+    return "\n".join(lines)
 
 
 def _rank_ranges(ranks: list[int], width: int = 40) -> str:
