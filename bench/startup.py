@@ -1,11 +1,23 @@
-"""Benchmark: how long a process takes before it simulates anything (DESIGN.md, "Speed").
+"""Benchmark: `trainsim run` as a whole process against the floor of any process that reads the
+same files (DESIGN.md, "Speed"; issue 18: within 2x of that floor on every input).
 
-Each command runs ``--repeat`` times in a fresh interpreter; prints the best and median wall
-time and the ratio of the best to two baselines measured in the same run: an interpreter that
-does nothing (``python -c pass``) and one that imports numpy (the floor of any process that
-simulates). Then one JSON line. Not a test; nothing here asserts a time.
+For each input, in one run of this script and interleaved (one repetition of every command,
+then the next), ``--repeat`` fresh processes of:
 
-    python bench/startup.py [--repeat N]
+- the floor: ``python -c 'import numpy'`` that also reads every input file of the run (its
+  bytes: the platform or ASTRA-sim's network / system / memory files and every rank file);
+- ``trainsim run`` on those files (the console script's code path, ``python -m
+  trainsim.cli.main run ...``, its summary table written to /dev/null).
+
+Times are CPU seconds of the child (user + system, ``RUSAGE_CHILDREN``), the best and the
+median of the repeats; ``x floor`` is best over best. Plus ``python -c pass``, ``import numpy``
+and ``trainsim --help`` for scale. The children write and read bytecode (``__pycache__`` under a
+temporary ``PYTHONPYCACHEPREFIX``, warmed by one untimed run), as an installed package does;
+``--no-bytecode`` measures a checkout run with ``PYTHONDONTWRITEBYTECODE`` instead (every
+trainsim module compiled at every start). Then one JSON line. Not a test; nothing asserts a
+time.
+
+    python bench/startup.py [--repeat N] [--no-bytecode] [--src OTHER_CHECKOUT/src]
 """
 
 from __future__ import annotations
@@ -13,51 +25,124 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
-import time
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "ring_allreduce"
-CLI = [sys.executable, "-m", "trainsim.cli.main"]
-
-COMMANDS = {
-    "python -c pass (baseline)": [sys.executable, "-c", "pass"],
-    "python -c 'import numpy' (baseline)": [sys.executable, "-c", "import numpy"],
-    "trainsim --help": [*CLI, "--help"],
-    "trainsim run examples/ring_allreduce": [*CLI, "run", str(EXAMPLE / "platform.yaml"), "--workload", str(EXAMPLE / "workload" / "ring")],
-    "3-D 4,096-rank all-reduce in memory": [sys.executable, str(ROOT / "bench" / "scale.py"), "--child", "3d_ring16_fc16_switch16", "default"],
-}
+REFERENCE = ROOT / "reference-data" / "reference-results" / "inputs"
+PY = sys.executable
+CLI = [PY, "-m", "trainsim.cli.main"]
+FLOOR = "import numpy, sys\nfor p in sys.argv[1:]:\n    open(p, 'rb').read()"
 
 
-def timed(command: list[str], repeat: int, env: dict[str, str]) -> list[float]:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-        times.append(time.perf_counter() - start)
-    return times
+def rank_files(prefix: Path) -> list[Path]:
+    return sorted(prefix.parent.glob(prefix.name + ".*.et"))
+
+
+def astra_case(workload: str, network: str, system: str) -> tuple[list[str], list[Path]]:
+    """ASTRA-sim's own flags and files (bench/astra_reference.py's cases)."""
+    prefix = REFERENCE / "workload" / workload
+    files = [REFERENCE / "network" / network, REFERENCE / "system" / system, REFERENCE / "remote_memory.json"]
+    args = [
+        f"--workload-configuration={prefix}",
+        f"--system-configuration={files[1]}",
+        f"--network-configuration={files[0]}",
+        f"--remote-memory-configuration={files[2]}",
+    ]
+    return args, files + rank_files(prefix)
+
+
+def inputs(tmp: Path, env: dict[str, str]) -> dict[str, tuple[list[str], list[Path]]]:
+    """name -> (the arguments of ``trainsim run``, the files it reads)."""
+    platform = EXAMPLE / "platform.yaml"
+    example = EXAMPLE / "workload" / "ring"
+    generated = tmp / "gen" / "w"
+    subprocess.run(
+        [*CLI, "generate", "resnet50", "--dp", "8", "--out", str(generated)],
+        check=True, env=env, stdout=subprocess.DEVNULL,
+    )  # fmt: skip
+    groups = generated.parent / "w.comm_groups.json"
+    dgx = tmp / "dgx.yaml"  # the DGX A100 platform of examples/, one node of 8 GPUs
+    text = (ROOT / "examples" / "dgx_a100" / "platform.yaml").read_text()
+    dgx.write_text("\n".join(line for line in text.splitlines() if "size: 128" not in line).replace("[ring, ring]", "[ring]"))
+    return {
+        "ring_allreduce example (platform YAML)": (
+            [str(platform), "--workload", str(example)], [platform, *rank_files(example)]
+        ),
+        "ASTRA-sim files: all-reduce 32 NPUs 2-D": astra_case(
+            "all_reduce/32npus_1MiB/et", "2d_ring8_sw4.yml", "2d_ring.json"
+        ),
+        "ASTRA-sim files: DP 64 layers, Ring 8": astra_case(
+            "dp/8npus_64layers_64MiB/et", "ring8.yml", "1d_ring.json"
+        ),
+        "generated resnet50 DP 8 (Chakra files)": (
+            [str(platform), "--workload", str(generated), "--comm-group-configuration", str(groups)],
+            [platform, groups, *rank_files(generated)],
+        ),
+        "DGX A100 platform YAML, generated": (
+            [str(dgx), "--workload", str(generated), "--comm-group-configuration", str(groups)],
+            [dgx, groups, *rank_files(generated)],
+        ),
+    }
+
+
+def cpu_s(command: list[str], env: dict[str, str]) -> float:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=11)
+    parser.add_argument("--no-bytecode", action="store_true", help="children run with PYTHONDONTWRITEBYTECODE=1")
+    parser.add_argument("--src", type=Path, default=ROOT / "src", help="the trainsim sources to run (another checkout's, to compare)")
     args = parser.parse_args()
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(ROOT / "src") + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    rows = {}
-    for name, command in COMMANDS.items():
-        times = timed(command, args.repeat, env)
-        rows[name] = {"best_s": min(times), "median_s": statistics.median(times)}
-    bare = rows["python -c pass (baseline)"]["best_s"]
-    numpy = rows["python -c 'import numpy' (baseline)"]["best_s"]
-    print(f"{'command':40s} {'best s':>8s} {'median s':>9s} {'x bare':>7s} {'x numpy':>8s}")
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        env = dict(os.environ)
+        env["PYTHONPATH"] = str(args.src.resolve()) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        if args.no_bytecode:
+            env["PYTHONDONTWRITEBYTECODE"] = "1"
+        else:
+            env.pop("PYTHONDONTWRITEBYTECODE", None)
+            env["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
+        commands = {
+            "python -c pass": [PY, "-c", "pass"],
+            "python -c 'import numpy'": [PY, "-c", "import numpy"],
+            "trainsim --help": [*CLI, "--help"],
+        }
+        pairs = {}
+        for name, (run_args, files) in inputs(tmp, env).items():
+            floor, run = f"floor: {name}", f"run:   {name}"
+            commands[floor] = [PY, "-c", FLOOR, *map(str, files)]
+            commands[run] = [*CLI, "run", *run_args]
+            pairs[name] = (floor, run, len(files))
+        for command in commands.values():  # untimed: writes the bytecode, warms the file cache
+            cpu_s(command, env)
+        times: dict[str, list[float]] = {name: [] for name in commands}
+        for _ in range(args.repeat):
+            for name, command in commands.items():
+                times[name].append(cpu_s(command, env))
+    rows = {name: {"best_s": min(t), "median_s": statistics.median(t)} for name, t in times.items()}
+    load = os.getloadavg()
+    print(f"CPU s of each child, best / median of {args.repeat}; bytecode {'off' if args.no_bytecode else 'cached'}; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    print(f"{'command':50s} {'best s':>7s} {'median s':>9s}")
     for name, row in rows.items():
-        row.update(x_bare=row["best_s"] / bare, x_numpy=row["best_s"] / numpy)
-        print(f"{name:40s} {row['best_s']:8.3f} {row['median_s']:9.3f} {row['x_bare']:7.1f} {row['x_numpy']:8.2f}")
-    print(json.dumps({"bench": "startup", "repeat": args.repeat, "commands": rows}))
+        if not name.startswith(("floor:", "run:")):
+            print(f"{name:50s} {row['best_s']:7.3f} {row['median_s']:9.3f}")
+    print(f"\n{'input (files)':50s} {'floor s':>8s} {'run s':>7s} {'x floor':>8s}")
+    ratios = {}
+    for name, (floor, run, nfiles) in pairs.items():
+        ratios[name] = rows[run]["best_s"] / rows[floor]["best_s"]
+        print(f"{f'{name} ({nfiles})':50s} {rows[floor]['best_s']:8.3f} {rows[run]['best_s']:7.3f} {ratios[name]:8.2f}")
+    print(json.dumps({"bench": "startup", "repeat": args.repeat, "bytecode": not args.no_bytecode, "loadavg": load, "commands": rows, "x_floor": ratios}))
     return 0
 
 

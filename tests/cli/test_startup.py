@@ -74,3 +74,79 @@ def test_help_constants_agree_with_the_library() -> None:
 
     assert optimize_cmd.OBJECTIVES == OBJECTIVES
     assert study.PAPER_REDUCTIONS[Scheme.TRI][1] == pcm_cmd.PAPER_TRI_WRITE_REDUCTION
+
+
+_RUN_PROBE = (
+    "import json, sys\n"
+    "from trainsim.cli.main import main\n"
+    "code = main(sys.argv[1:])\n"
+    "print(json.dumps([code, sorted(sys.modules)]))\n"
+)
+ROOT = Path(__file__).resolve().parents[2]
+REFERENCE = ROOT / "reference-data" / "reference-results" / "inputs"
+EXAMPLE = ROOT / "examples" / "ring_allreduce"
+
+
+def _modules_after_run(*args: str) -> set[str]:
+    src = str(Path(trainsim.__file__).resolve().parents[1])
+    path = os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p)
+    done = subprocess.run(
+        [sys.executable, "-c", _RUN_PROBE, "run", *args],
+        env={**os.environ, "PYTHONPATH": path},
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    code, modules = json.loads(done.stdout.strip().splitlines()[-1])
+    assert code == 0, done.stderr
+    return set(modules)
+
+
+def _loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
+    return [n for n in names if any(m == n or m.startswith(n + ".") for m in modules)]
+
+
+def test_run_loads_only_the_libraries_its_inputs_need() -> None:
+    """`trainsim run` does not build the typer app for a plain command line (cli/run_impl.py),
+    reads canonical Chakra files without protobuf, writes a piped summary without rich and
+    imports pydantic and YAML only for a platform file; never scipy or logging for these inputs
+    (docs/speed.md, "Start-up")."""
+    never = ("typer", "click", "scipy", "google.protobuf", "logging", "matplotlib", "trainsim.cli.app")
+    platform_run = _modules_after_run(str(EXAMPLE / "platform.yaml"), "--workload", str(EXAMPLE / "workload" / "ring"), "-q")
+    assert _loaded(platform_run, never + ("rich",)) == []
+    astra_run = _modules_after_run(
+        f"--workload-configuration={REFERENCE / 'workload' / 'dp' / '8npus_64layers_64MiB' / 'et'}",
+        f"--system-configuration={REFERENCE / 'system' / '1d_ring.json'}",
+        f"--network-configuration={REFERENCE / 'network' / 'ring8.yml'}",
+        f"--remote-memory-configuration={REFERENCE / 'remote_memory.json'}",
+    )
+    assert _loaded(astra_run, never + ("pydantic", "rich")) == []  # the piped summary is plain
+
+
+def _console_run(*args: str) -> subprocess.CompletedProcess[str]:
+    src = str(Path(trainsim.__file__).resolve().parents[1])
+    path = os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p)
+    return subprocess.run(
+        [sys.executable, "-m", "trainsim.cli.main", "run", *args],
+        env={**os.environ, "PYTHONPATH": path},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_the_console_script_run_ends_with_every_output_written(tmp_path: Path) -> None:
+    """The fast path ends the process itself (main._exit_now) only after flushing: the piped
+    summary, the --json file and the exit code are whole; with the logging flags (an atexit
+    callback) the ordinary exit writes the log files."""
+    example = [str(EXAMPLE / "platform.yaml"), "--workload", str(EXAMPLE / "workload" / "ring")]
+    done = _console_run(*example, "--json", str(tmp_path / "r.json"), "--astra-output")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count(" finished, ") == 8 and done.stdout.rstrip().endswith("┘")
+    assert len(json.loads((tmp_path / "r.json").read_text())["ranks"]) == 8
+    logged = _console_run(*example, "-q", "--logging-folder", str(tmp_path / "log"))
+    assert logged.returncode == 0, logged.stderr
+    assert "sys[7] finished" in (tmp_path / "log" / "log.log").read_text()
+    missing = _console_run(str(EXAMPLE / "platform.yaml"), "--workload", str(tmp_path / "none"))
+    assert missing.returncode == 2 and "rank file missing" in missing.stderr

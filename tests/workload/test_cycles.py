@@ -81,3 +81,19 @@ def test_ctrl_deps_closing_cycles_reports_a_pure_data_cycle():
 
 def test_empty_graph_has_no_cycle():
     assert find_cycle(GraphBuilder().build()) is None
+
+
+def test_forward_dependencies_are_peeled_whole_or_by_components_alike(monkeypatch):
+    """A graph with forward dependencies under the whole-graph peel's limit is proved acyclic
+    without scipy's components; above it (limit 0 here) the components give the same answers."""
+    from trainsim.workload import cycles
+
+    acyclic = _graph({1: [], 2: [5], 3: [1, 2], 5: [1]}, ctrl={3: [5]})
+    cyclic = _graph({1: [], 2: [1, 3], 3: [2], 4: [3]}, ctrl={1: [4]})
+    answers = []
+    for limit in (cycles._PEEL_WHOLE_EDGES, 0):
+        monkeypatch.setattr(cycles, "_PEEL_WHOLE_EDGES", limit)
+        dropped, data_cycle = ctrl_deps_closing_cycles(acyclic)
+        answers.append((find_cycle(acyclic), find_cycle(cyclic), dropped.tolist(), data_cycle, ctrl_deps_closing_cycles(cyclic)[1]))
+    assert answers[0] == answers[1]
+    assert answers[0][1] is not None and answers[0][0] is None

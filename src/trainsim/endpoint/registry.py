@@ -18,11 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from trainsim.endpoint.ace import build_ace_endpoint
 from trainsim.endpoint.astra import AstraEndpointSpec, build_astra_endpoint
-from trainsim.endpoint.ideal import build_ideal_endpoint
 from trainsim.endpoint.protocol import EndpointModel
-from trainsim.endpoint.shared import build_shared_endpoint
 from trainsim.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -35,11 +32,21 @@ DEFAULT_ENDPOINT = "astra"
 
 @dataclass(frozen=True)
 class EndpointEntry:
-    """One endpoint model: its name, factory and section model (module docstring)."""
+    """One endpoint model: its name, factory and section model (module docstring). Either may
+    be a ``"module:attr"`` path, imported on first use (the built-in models other than the
+    default: a run that does not choose them does not import them)."""
 
     name: str
-    factory: EndpointFactory
+    factory: EndpointFactory | str
     config: type[EndpointConfig] | str
+
+    def load_factory(self) -> EndpointFactory:
+        """The factory, imported on first use when named by a string."""
+        if isinstance(self.factory, str):
+            module, _, attr = self.factory.partition(":")
+            factory: EndpointFactory = getattr(importlib.import_module(module), attr)
+            return factory
+        return self.factory
 
     def config_model(self) -> type[EndpointConfig]:
         """The pydantic model of the section, imported on first use when named by a string."""
@@ -55,7 +62,7 @@ _ENDPOINTS: dict[str, EndpointEntry] = {}
 
 def register_endpoint(
     name: str,
-    factory: EndpointFactory,
+    factory: EndpointFactory | str,
     config: type[EndpointConfig] | str,
     *,
     replace: bool = False,
@@ -97,12 +104,12 @@ def build_endpoint_model(
     """The model ``spec`` chooses (``astra`` with its defaults when None), for ``platform``."""
     if spec is None:
         spec = AstraEndpointSpec()
-    return endpoint_entry(spec.model).factory(spec, platform, compat_astra)
+    return endpoint_entry(spec.model).load_factory()(spec, platform, compat_astra)
 
 
 register_endpoint(
     DEFAULT_ENDPOINT, build_astra_endpoint, "trainsim.endpoint.config:AstraEndpointConfig"
 )
-register_endpoint("shared", build_shared_endpoint, "trainsim.endpoint.config:SharedEndpointConfig")
-register_endpoint("ace", build_ace_endpoint, "trainsim.endpoint.config:AceEndpointConfig")
-register_endpoint("ideal", build_ideal_endpoint, "trainsim.endpoint.config:IdealEndpointConfig")
+register_endpoint("shared", "trainsim.endpoint.shared:build_shared_endpoint", "trainsim.endpoint.config:SharedEndpointConfig")
+register_endpoint("ace", "trainsim.endpoint.ace:build_ace_endpoint", "trainsim.endpoint.config:AceEndpointConfig")
+register_endpoint("ideal", "trainsim.endpoint.ideal:build_ideal_endpoint", "trainsim.endpoint.config:IdealEndpointConfig")

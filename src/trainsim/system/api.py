@@ -8,7 +8,6 @@ as in reference-results/cases.json).
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -21,7 +20,7 @@ from trainsim.errors import ConfigError, TrainsimError
 from trainsim.network.protocol import NetworkBackend
 from trainsim.network.registry import DEFAULT_BACKEND, backend_entry, make_backend
 from trainsim.system.build import build_compute, build_endpoint, build_memory
-from trainsim.system.executor import WORKLOAD_LOG, Executor
+from trainsim.system.executor import Executor, workload_log
 from trainsim.system.modes import COMPAT_MODES
 from trainsim.system.result import RunResult
 from trainsim.system.symmetry.group import GroupSymmetryConflict
@@ -144,12 +143,13 @@ def log_finish(result: RunResult) -> None:
     (``Workload::report``): ``sys[N] finished, X cycles, exposed communication Y cycles.``, a
     cycle being 1 ns. Nothing is formatted unless a handler wants INFO records
     (``config.log_config``: ``--logging-folder`` / ``--logging-configuration``)."""
-    if not WORKLOAD_LOG.isEnabledFor(logging.INFO):
+    log = workload_log("INFO")
+    if log is None:
         return
     for r in result.ranks:
         finish = round(r.finish_s * 1e9)
         exposed = round(r.exposed_comm_s * 1e9)
-        WORKLOAD_LOG.info("sys[%d] finished, %d cycles, exposed communication %d cycles.", r.rank, finish, exposed)
+        log.info("sys[%d] finished, %d cycles, exposed communication %d cycles.", r.rank, finish, exposed)
 
 
 def _run(

@@ -28,10 +28,10 @@ Time is the event kernel's ns; results are converted to seconds.
 
 from __future__ import annotations
 
-import logging
+import sys
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from trainsim.compute import ComputeModel
 from trainsim.config.types import RENDEZVOUS_BYTES, Platform
@@ -55,10 +55,23 @@ from trainsim.system.result import NodeTimeline, RankResult, RunResult
 from trainsim.workload.cycles import find_cycle
 from trainsim.workload.graph import ABSENT, WorkloadGraph
 
+if TYPE_CHECKING:
+    import logging
+
 Handler = Callable[[RankState, int], None]
 
-WORKLOAD_LOG = logging.getLogger("trainsim.workload")
-"""ASTRA-sim's ``workload`` logger: per-node lines (``trace-enabled``) and each rank's finish."""
+
+
+def workload_log(level: str) -> logging.Logger | None:
+    """ASTRA-sim's ``workload`` logger (``trainsim.workload``: per-node lines with
+    ``trace-enabled``, each rank's finish) when it takes records of ``level`` (``"DEBUG"``,
+    ``"INFO"``), else None. While Python's logging is not imported nothing can have enabled it
+    (the root logger's default level is WARNING): None at once, and a run does not import it."""
+    module = sys.modules.get("logging")
+    if module is None:
+        return None
+    log: logging.Logger = module.getLogger("trainsim.workload")
+    return log if log.isEnabledFor(getattr(module, level)) else None
 
 
 class Executor:
@@ -111,7 +124,8 @@ class Executor:
             self.controls = SendRecvMatcher()
             self._handlers[NodeType.COMM_SEND_NODE] = self._run_send_rendezvous
             self._handlers[NodeType.COMM_RECV_NODE] = self._run_recv_rendezvous
-        if system.trace_enabled and WORKLOAD_LOG.isEnabledFor(logging.DEBUG):
+        self._log = workload_log("DEBUG") if system.trace_enabled else None
+        if self._log is not None:
             self._handlers = {t: partial(self._issue_logged, h) for t, h in self._handlers.items()}
             self._complete = self._complete_logged  # type: ignore[method-assign]
 
@@ -193,7 +207,8 @@ class Executor:
 
     def _log_node(self, what: str, state: RankState, pos: int) -> None:
         graph = state.graph
-        WORKLOAD_LOG.debug(
+        assert self._log is not None  # set when the logged handlers are
+        self._log.debug(
             "%s,sys->id=%d, tick=%d, node->id=%d, node->name=%s, node->type=%d",
             what, state.rank, int(self.queue.now), int(graph.ids[pos]), graph.names[pos], int(graph.types[pos]),
         )

@@ -20,9 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from google.protobuf.message import DecodeError
 
-from trainsim.workload.chakra import schema
 from trainsim.workload.chakra.attrs import INT64_MAX, SPEC_BY_NAME
 from trainsim.workload.graph import attribute_row
 
@@ -356,6 +354,47 @@ _TAIL_COLUMNS = (
 _PROBE_NODES = 8
 
 
+def metadata_is_valid(data: bytes) -> bool:
+    """Whether ``data`` parses as a GlobalMetadata message. The forms the writers produce (a
+    ``version`` string, ``attr`` entries of a ``name`` and a ``string_val``: chakra's converter
+    writes ``schema``) are read here when every string is ASCII; anything else
+    by protobuf, which is then imported (so a run from such files never loads it)."""
+    if _ascii_fields(data, {b"\x0a": None, b"\x12": {b"\x0a": None, b"\xea\x01": None}}):
+        return True
+    from google.protobuf.message import DecodeError
+
+    from trainsim.workload.chakra import schema
+
+    try:
+        schema.GlobalMetadata.FromString(data)
+    except DecodeError:
+        return False
+    return True
+
+
+def _ascii_fields(data: bytes, tags: dict[bytes, Any]) -> bool:
+    """Whether ``data`` is only length-delimited fields of ``tags`` (field key bytes; a value of
+    None: an ASCII string, else a message of those tags)."""
+    i = 0
+    while i < len(data):
+        tag = next((t for t in tags if data.startswith(t, i)), None)
+        if tag is None:
+            return False
+        i += len(tag)
+        size = shift = 0
+        while i < len(data) and shift < 28 and data[i] & 0x80:
+            size |= (data[i] & 0x7F) << shift
+            i, shift = i + 1, shift + 7
+        if i >= len(data) or data[i] & 0x80:
+            return False
+        size |= data[i] << shift
+        body = data[i + 1 : i + 1 + size]
+        if len(body) < size or not (body.isascii() if tags[tag] is None else _ascii_fields(body, tags[tag])):
+            return False
+        i += 1 + size
+    return True
+
+
 def decode_file(
     data: bytes, tails: dict[bytes, tuple[tuple, Any] | None], names_cache: dict[str, str] | None = None
 ) -> dict[str, Any] | None:
@@ -369,7 +408,8 @@ def decode_file(
         if not starts:
             return None
         metadata = data[starts[0] : stops[0]]
-        schema.GlobalMetadata.FromString(metadata)
+        if not metadata_is_valid(metadata):
+            return None
         # every node must be canonical: a first one that is not (a traced file) ends it here
         probe = RowCache(limit=_PROBE_NODES)
         probe.tails = tails
@@ -410,7 +450,7 @@ def decode_file(
             rows.append(row)
         ctrl_ptr, ctrl_ids = cursor.packed_ids(*ctrl_span)
         data_ptr, data_ids = cursor.packed_ids(*data_span)
-    except (_Decline, IndexError, UnicodeDecodeError, DecodeError):
+    except (_Decline, IndexError, UnicodeDecodeError):
         return None
     fields: dict[str, Any] = {
         "ids": ids, "types": types, "names": names,

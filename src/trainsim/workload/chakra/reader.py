@@ -24,13 +24,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-from google.protobuf.message import DecodeError
 
 from trainsim.enums import NodeType
 from trainsim.errors import TraceError
-from trainsim.workload.chakra import schema
 from trainsim.workload.chakra.attrs import INT64_MAX, SPEC_BY_NAME, AttrSpec, UnusableValue
-from trainsim.workload.chakra.decode import RowCache, decode_file
+from trainsim.workload.chakra.decode import RowCache, decode_file, metadata_is_valid
 from trainsim.workload.chakra.wire import (
     count_rank_files,
     iter_frames,
@@ -129,8 +127,19 @@ class _NodeDecoder:
         self.builder = builder
         self.tally = tally
         self.cache = cache
-        self.node = schema.Node()
+        self.node: Any = None  # protobuf's, for the nodes the canonical decoder declines
+        self.schema: Any = None
+        self.decode_error: type[Exception] = Exception
         self.offset = 0
+
+    def _load_protobuf(self) -> None:
+        """The message classes and protobuf's DecodeError, imported when first needed (files
+        whose messages are all canonical never load protobuf)."""
+        from google.protobuf.message import DecodeError
+
+        from trainsim.workload.chakra import schema
+
+        self.schema, self.decode_error, self.node = schema, DecodeError, schema.Node()
 
     def fail(self, message: str, node_id: int | None = None) -> TraceError:
         return TraceError(
@@ -171,17 +180,22 @@ class _NodeDecoder:
             self.add_node(data)
 
     def _checked_metadata(self, data: bytes) -> bytes:
+        if metadata_is_valid(data):
+            return data
+        self._load_protobuf()
         try:
-            schema.GlobalMetadata.FromString(data)
-        except DecodeError as exc:
+            self.schema.GlobalMetadata.FromString(data)
+        except self.decode_error as exc:
             raise self.fail(f"the first message is not a valid GlobalMetadata ({exc})") from exc
         return data
 
     def add_node(self, data: bytes) -> None:
+        if self.node is None:
+            self._load_protobuf()
         node = self.node
         try:
             node.ParseFromString(data)
-        except DecodeError as exc:
+        except self.decode_error as exc:
             raise self.fail(
                 f"the message at byte {self.offset} is not a valid Chakra Node ({exc})"
             ) from exc
