@@ -53,24 +53,11 @@ def _flat(platform: Platform) -> Platform:
 
 
 def _collective(platform: Platform, collective: str, size: int) -> dict[str, float]:
-    import trainsim.system.api as api
-
-    captured: list[Any] = []
-    original = api.make_network
-
-    def spy(plat: Platform, queue: EventQueue, backend: str, *, compat_astra: bool) -> Any:
-        net = original(plat, queue, backend, compat_astra=compat_astra)
-        captured.append(net)
-        return net
-
-    api.make_network = spy  # type: ignore[assignment]
-    try:
-        result = simulate(
-            platform, collective_workload(platform.network.npus, collective, size), backend="packet"
-        )
-    finally:
-        api.make_network = original  # type: ignore[assignment]
-    return _summary(result.makespan_s * 1e6, captured[-1].counters())
+    result = simulate(
+        platform, collective_workload(platform.network.npus, collective, size), backend="packet"
+    )
+    assert result.network_counters is not None
+    return _summary(result.makespan_s * 1e6, result.network_counters)
 
 
 def _incast(platform: Platform, size: int) -> dict[str, float]:
