@@ -8,6 +8,12 @@ nothing here asserts a time.
 
     PYTHONPATH=src python bench/packet.py [--npus 32|128] [--size-mib N] [--collective all_reduce]
                                           [--cc dcqcn] [--cells K] [--engine python|native]
+
+``--compare-core OLD.so`` runs the case twice more, each in its own process, on the built core
+and on another build of it (``$TRAINSIM_PACKET_CORE``; e.g. main's, built from
+``git show main:native/packet_core/src/lib.rs``), and prints the CPU-time ratio old / new (the
+children's own CPU time, ``RUSAGE_CHILDREN``), the load average, and whether both gave the
+same simulated time and counters.
 """
 
 from __future__ import annotations
@@ -15,6 +21,10 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
+import resource
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -34,7 +44,11 @@ def main() -> dict[str, object]:
     ap.add_argument("--cc", default=None)
     ap.add_argument("--cells", type=int, default=1)
     ap.add_argument("--engine", default=None)
+    ap.add_argument("--compare-core", default=None, help="another build of the core: CPU ratio")
+    ap.add_argument("--no-flow", action="store_true", help="skip the flow backend's run")
     args = ap.parse_args()
+    if args.compare_core:
+        return _compare(args.compare_core)
     platform = load_platform(ROCE / f"platform_{args.npus}.yaml")
     opts = platform.backend_options["packet"]
     changes: dict[str, object] = {"cell_packets": args.cells}
@@ -66,7 +80,7 @@ def main() -> dict[str, object]:
     net, queue = captured[-1]  # type: ignore[misc]
     counters = net.counters()  # type: ignore[attr-defined]
     t1 = time.perf_counter()
-    flow = simulate(platform, graphs, backend="flow")
+    flow = packet if args.no_flow else simulate(platform, graphs, backend="flow")
     flow_wall = time.perf_counter() - t1
     out = {
         "npus": args.npus,
@@ -89,9 +103,46 @@ def main() -> dict[str, object]:
         "pause_frames": counters["pause_frames"],
         "ecn_marks": counters["ecn_marks"],
         "drops": counters["drops"],
+        "total_pause_ns": counters["total_pause_ns"],
     }
     for key, value in out.items():
         print(f"{key:20s} {value:.4g}" if isinstance(value, float) else f"{key:20s} {value}")
+    print(json.dumps(out))
+    return out
+
+
+def _compare(old_core: str) -> dict[str, object]:
+    """The same case on the built core and on ``old_core``, each in a child process."""
+    from trainsim.network.packet.native import library_path
+
+    argv = [a for i, a in enumerate(sys.argv[1:]) if a != "--compare-core" and sys.argv[i] != "--compare-core"]
+    runs: dict[str, dict[str, object]] = {}
+    for name, core in (("old", old_core), ("new", str(library_path()))):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        done = subprocess.run(
+            [sys.executable, __file__, *argv, "--engine", "native", "--no-flow"],
+            env={**os.environ, "TRAINSIM_PACKET_CORE": core},
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        runs[name] = json.loads(done.stdout.strip().splitlines()[-1])
+        runs[name]["process_cpu_s"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    same = all(
+        runs["old"][k] == runs["new"][k]
+        for k in ("packet_us", "data_packets", "link_transmissions", "pause_frames", "ecn_marks", "drops", "total_pause_ns")
+    )
+    out = {
+        "old_cpu_s": runs["old"]["cpu_s"],
+        "new_cpu_s": runs["new"]["cpu_s"],
+        "old_over_new_cpu": float(runs["old"]["cpu_s"]) / float(runs["new"]["cpu_s"]),  # type: ignore[arg-type]
+        "old_process_cpu_s": runs["old"]["process_cpu_s"],
+        "new_process_cpu_s": runs["new"]["process_cpu_s"],
+        "new_packets_per_cpu_s": runs["new"]["packets_per_cpu_s"],
+        "same_results": same,
+        "load_average": os.getloadavg(),
+    }
+    for key, value in out.items():
+        print(f"{key:22s} {value:.4g}" if isinstance(value, float) else f"{key:22s} {value}")
     print(json.dumps(out))
     return out
 
