@@ -10,8 +10,7 @@
 //! engines share one configuration. Times in ns, sizes in bytes, rates in B/ns.
 //! C ABI only (no crates): loaded with ctypes.
 
-use std::cmp::Ordering;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 use std::rc::Rc;
 
 const PRIO: usize = 8;
@@ -80,26 +79,74 @@ impl Ev {
         (self.key & 7) as u8
     }
 }
-impl PartialEq for Ev {
-    fn eq(&self, o: &Self) -> bool {
-        self.t == o.t && self.key == o.key
-    }
-}
-impl Eq for Ev {}
-impl PartialOrd for Ev {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Ev {
-    // a min-heap on (time, seq) through BinaryHeap's max-heap
-    fn cmp(&self, o: &Self) -> Ordering {
-        o.t.total_cmp(&self.t).then(o.key.cmp(&self.key))
-    }
-}
 
 /// A queue pair. The fields a port's scheduler reads for every QP it passes over
 /// (``next_qp_packet``, ``window_open``, ``make_data``) fill its first cache line.
+/// The event queue: a 4-ary min-heap on (time, key). Half the depth of a binary heap, and a
+/// node's children are adjacent (96 bytes), so a pop reads fewer cache lines. The order is
+/// the total order of ``Ev`` (keys are unique), so any correct heap pops the same sequence.
+#[derive(Default)]
+struct Heap {
+    v: Vec<Ev>,
+}
+
+impl Heap {
+    #[inline]
+    fn before(a: &Ev, b: &Ev) -> bool {
+        a.t < b.t || (a.t == b.t && a.key < b.key)
+    }
+
+    fn push(&mut self, ev: Ev) {
+        let mut i = self.v.len();
+        self.v.push(ev);
+        let v = &mut self.v;
+        while i > 0 {
+            let parent = (i - 1) / 4;
+            if Self::before(&v[i], &v[parent]) {
+                v.swap(i, parent);
+                i = parent;
+            } else {
+                break;
+            }
+        }
+    }
+
+    #[inline]
+    fn peek(&self) -> Option<&Ev> {
+        self.v.first()
+    }
+
+    fn pop(&mut self) -> Option<Ev> {
+        let last = self.v.pop()?;
+        if self.v.is_empty() {
+            return Some(last);
+        }
+        let top = std::mem::replace(&mut self.v[0], last);
+        let v = &mut self.v;
+        let n = v.len();
+        let mut i = 0;
+        loop {
+            let first = 4 * i + 1;
+            if first >= n {
+                break;
+            }
+            let mut best = first;
+            for c in first + 1..(first + 4).min(n) {
+                if Self::before(&v[c], &v[best]) {
+                    best = c;
+                }
+            }
+            if Self::before(&v[best], &v[i]) {
+                v.swap(i, best);
+                i = best;
+            } else {
+                break;
+            }
+        }
+        Some(top)
+    }
+}
+
 #[derive(Default)]
 #[repr(C, align(64))]
 struct Qp {
@@ -211,7 +258,7 @@ pub struct Engine {
     p: Rc<Params>,
     now: f64,
     seq: u64,
-    heap: BinaryHeap<Ev>,
+    heap: Heap,
     // links
     bw: Vec<f64>,
     lat: Vec<f64>,
@@ -1223,7 +1270,7 @@ pub unsafe extern "C" fn pc_new(
         p: Rc::new(p),
         now: 0.0,
         seq: 0,
-        heap: BinaryHeap::new(),
+        heap: Heap::default(),
         bw: slice(bw, links).to_vec(),
         lat: slice(lat, links).to_vec(),
         dst: slice(dst, links).to_vec(),
@@ -1389,6 +1436,9 @@ pub unsafe extern "C" fn pc_run(
         if let Some(next) = e.heap.peek() {
             if next.kind() == EV_ARRIVE {
                 prefetch(e.pkts.as_ptr().wrapping_add(next.b as usize));
+                if let Some(entry) = e.flight[next.a as usize].front() {
+                    prefetch(entry as *const (f64, u32));
+                }
             }
         }
         e.now = ev.t;
