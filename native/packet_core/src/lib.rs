@@ -376,8 +376,11 @@ impl Engine {
             mask &= mask - 1;
             if prio == 0 || !self.paused[link][prio] {
                 let id = self.queues[link][prio].pop_front().unwrap();
-                if self.queues[link][prio].is_empty() {
-                    self.nonempty[link] &= !(1u8 << prio);
+                match self.queues[link][prio].front() {
+                    // the next packet out of this queue goes when this one is on the wire:
+                    // fetch its record now (it has waited long enough to be out of cache)
+                    Some(&next) => prefetch(self.pkts.as_ptr().wrapping_add(next as usize)),
+                    None => self.nonempty[link] &= !(1u8 << prio),
                 }
                 let (size, in_link) = {
                     let p = &self.pkts[id as usize];
