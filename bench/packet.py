@@ -8,6 +8,12 @@ nothing here asserts a time.
 
     PYTHONPATH=src python bench/packet.py [--npus 32|128] [--size-mib N] [--collective all_reduce]
                                           [--cc dcqcn] [--cells K] [--engine python|native]
+
+``--compare-core OLD.so`` runs the case twice more, each in its own process, on the built core
+and on another build of it (``$TRAINSIM_PACKET_CORE``; e.g. main's, built from
+``git show main:native/packet_core/src/lib.rs``), and prints the CPU-time ratio old / new (the
+children's own CPU time, ``RUSAGE_CHILDREN``), the load average, and whether both gave the
+same simulated time and counters.
 """
 
 from __future__ import annotations
@@ -15,6 +21,10 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
+import resource
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -34,7 +44,12 @@ def main() -> dict[str, object]:
     ap.add_argument("--cc", default=None)
     ap.add_argument("--cells", type=int, default=1)
     ap.add_argument("--engine", default=None)
+    ap.add_argument("--compare-core", default=None, help="another build of the core: CPU ratio")
+    ap.add_argument("--repeat", type=int, default=3, help="--compare-core: runs of each, interleaved")
+    ap.add_argument("--no-flow", action="store_true", help="skip the flow backend's run")
     args = ap.parse_args()
+    if args.compare_core:
+        return _compare(args.compare_core, args.repeat)
     platform = load_platform(ROCE / f"platform_{args.npus}.yaml")
     opts = platform.backend_options["packet"]
     changes: dict[str, object] = {"cell_packets": args.cells}
@@ -66,7 +81,7 @@ def main() -> dict[str, object]:
     net, queue = captured[-1]  # type: ignore[misc]
     counters = net.counters()  # type: ignore[attr-defined]
     t1 = time.perf_counter()
-    flow = simulate(platform, graphs, backend="flow")
+    flow = packet if args.no_flow else simulate(platform, graphs, backend="flow")
     flow_wall = time.perf_counter() - t1
     out = {
         "npus": args.npus,
@@ -89,9 +104,51 @@ def main() -> dict[str, object]:
         "pause_frames": counters["pause_frames"],
         "ecn_marks": counters["ecn_marks"],
         "drops": counters["drops"],
+        "total_pause_ns": counters["total_pause_ns"],
     }
     for key, value in out.items():
         print(f"{key:20s} {value:.4g}" if isinstance(value, float) else f"{key:20s} {value}")
+    print(json.dumps(out))
+    return out
+
+
+def _compare(old_core: str, repeat: int) -> dict[str, object]:
+    """The same case on the built core and on ``old_core``, each in its own child process,
+    ``repeat`` times each, interleaved (old, new, old, new, ...): the medians' ratio."""
+    from trainsim.network.packet.native import library_path
+
+    skip = {"--compare-core", "--repeat"}
+    argv = [a for i, a in enumerate(sys.argv[1:]) if a not in skip and sys.argv[i] not in skip]
+    runs: dict[str, list[dict[str, object]]] = {"old": [], "new": []}
+    for _ in range(repeat):
+        for name, core in (("old", old_core), ("new", str(library_path()))):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            done = subprocess.run(
+                [sys.executable, __file__, *argv, "--engine", "native", "--no-flow"],
+                env={**os.environ, "TRAINSIM_PACKET_CORE": core},
+                capture_output=True, text=True, check=True,
+            )  # fmt: skip
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            run = json.loads(done.stdout.strip().splitlines()[-1])
+            run["process_cpu_s"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+            runs[name].append(run)
+    keys = ("packet_us", "data_packets", "link_transmissions", "pause_frames", "ecn_marks", "drops", "total_pause_ns")
+    first = runs["old"][0]
+    same = all(r[k] == first[k] for rs in runs.values() for r in rs for k in keys)
+    cpu = {name: sorted(float(r["cpu_s"]) for r in rs) for name, rs in runs.items()}  # type: ignore[arg-type]
+    median = {name: values[len(values) // 2] for name, values in cpu.items()}
+    out = {
+        "old_cpu_s": cpu["old"],
+        "new_cpu_s": cpu["new"],
+        "old_over_new_cpu": median["old"] / median["new"],
+        "new_packets_per_cpu_s": float(first["data_packets"]) / median["new"],  # type: ignore[arg-type]
+        "old_process_cpu_s": [r["process_cpu_s"] for r in runs["old"]],
+        "new_process_cpu_s": [r["process_cpu_s"] for r in runs["new"]],
+        "same_results": same,
+        "load_average": os.getloadavg(),
+    }
+    for key, value in out.items():
+        print(f"{key:22s} {value:.4g}" if isinstance(value, float) else f"{key:22s} {value}")
     print(json.dumps(out))
     return out
 

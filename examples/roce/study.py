@@ -7,10 +7,17 @@ Cases (sizes per NPU):
   dimension of 32: every NPU sends to all 31 others at once, across the 2:1 core);
 - incast: 31 NPUs send to NPU 0 at once (one message each).
 
+With ``--models``: one data-parallel training step of ResNet-50 (batch 32 per NPU) and DLRM
+(batch 2048 per NPU, tables sharded: all-to-alls of the pooled embeddings and their
+gradients, MLP all-reduces), generated for the A100 (``workload/generate``), on the
+32-NPU fabric or with ``--npus 128`` on the paper's full one (platform_128.yaml).
+
 Prints, per case and scheme, the simulated time, its ratio to PFC only, pause time summed
-over links, ECN marks and drops; then one JSON line.
+over links, ECN marks and drops (for the models also the exposed communication: step time
+minus compute); then one JSON line.
 
     PYTHONPATH=src python examples/roce/study.py [--size-mib 4] [--engine native]
+    PYTHONPATH=src python examples/roce/study.py --models [--npus 128]
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -53,24 +61,34 @@ def _flat(platform: Platform) -> Platform:
 
 
 def _collective(platform: Platform, collective: str, size: int) -> dict[str, float]:
-    import trainsim.system.api as api
+    result = simulate(
+        platform, collective_workload(platform.network.npus, collective, size), backend="packet"
+    )
+    assert result.network_counters is not None
+    return _summary(result.makespan_s * 1e6, result.network_counters)
 
-    captured: list[Any] = []
-    original = api.make_network
 
-    def spy(plat: Platform, queue: EventQueue, backend: str, *, compat_astra: bool) -> Any:
-        net = original(plat, queue, backend, compat_astra=compat_astra)
-        captured.append(net)
-        return net
+def _model(platform: Platform, name: str) -> dict[str, float]:
+    """One training step of a zoo model, data parallel over every NPU."""
+    from trainsim.compute import OperatorTimer, get_device
+    from trainsim.workload.generate.api import generate
+    from trainsim.workload.generate.parallel import Parallelism
+    from trainsim.workload.models.zoo import get_model
 
-    api.make_network = spy  # type: ignore[assignment]
-    try:
-        result = simulate(
-            platform, collective_workload(platform.network.npus, collective, size), backend="packet"
-        )
-    finally:
-        api.make_network = original  # type: ignore[assignment]
-    return _summary(result.makespan_s * 1e6, captured[-1].counters())
+    model = get_model(name)
+    npus = platform.network.npus
+    par = Parallelism(dp=npus, micro_batch=model.default_batch)  # type: ignore[union-attr]
+    sizes = [d.size for d in platform.network.dims]
+    graphs = generate(model, par, OperatorTimer(get_device("A100", {})), network_sizes=sizes).graphs
+    cpu = time.process_time()
+    result = simulate(platform, graphs, backend="packet")
+    assert result.network_counters is not None
+    row = _summary(result.makespan_s * 1e6, result.network_counters)
+    row["exposed_comm_us"] = max(r.exposed_comm_s for r in result.ranks) * 1e6
+    row["compute_us"] = max(r.compute_s for r in result.ranks) * 1e6
+    row["packets"] = result.network_counters["packets_sent"]
+    row["cpu_s"] = time.process_time() - cpu
+    return row
 
 
 def _incast(platform: Platform, size: int) -> dict[str, float]:
@@ -102,28 +120,43 @@ def main() -> dict[str, Any]:
     ap = argparse.ArgumentParser()
     ap.add_argument("--size-mib", type=float, default=4.0)
     ap.add_argument("--engine", default="auto")
+    ap.add_argument("--models", action="store_true", help="ResNet-50 and DLRM steps instead of collectives")
+    ap.add_argument("--npus", type=int, default=32, choices=(32, 128), help="fabric for --models")
+    ap.add_argument("--schemes", default=",".join(SCHEMES))
     args = ap.parse_args()
     size = int(args.size_mib * 2**20)
-    base = load_platform(HERE / "platform_32.yaml")
-    cases = {
-        "all-reduce, two-level ring": lambda p: _collective(p, "all_reduce", size),
-        "all-to-all, two-level direct": lambda p: _collective(p, "all_to_all", size),
-        "all-to-all, naive direct": lambda p: _collective(_flat(p), "all_to_all", size),
-        "incast 31 -> 1": lambda p: _incast(p, size),
-    }
+    schemes = [s for s in args.schemes.split(",") if s]
+    if args.models:
+        base = load_platform(HERE / f"platform_{args.npus}.yaml")
+        cases: dict[str, Any] = {
+            f"ResNet-50 step, {args.npus} NPUs": lambda p: _model(p, "resnet50"),
+            f"DLRM step, {args.npus} NPUs": lambda p: _model(p, "dlrm"),
+        }
+    else:
+        base = load_platform(HERE / "platform_32.yaml")
+        cases = {
+            "all-reduce, two-level ring": lambda p: _collective(p, "all_reduce", size),
+            "all-to-all, two-level direct": lambda p: _collective(p, "all_to_all", size),
+            "all-to-all, naive direct": lambda p: _collective(_flat(p), "all_to_all", size),
+            "incast 31 -> 1": lambda p: _incast(p, size),
+        }
     out: dict[str, Any] = {}
     for case, run in cases.items():
-        rows = {cc: run(_with(base, cc=cc, engine=args.engine)) for cc in SCHEMES}
-        pfc = rows["none"]["time_us"]
-        print(f"\n{case} ({args.size_mib:g} MiB per NPU)")
-        print(
-            f"  {'scheme':8s} {'time us':>10s} {'vs PFC':>8s} {'pause us':>10s} {'ECN':>8s} {'drops':>6s}"
-        )
+        rows = {}
+        for cc in schemes:
+            rows[cc] = run(_with(base, cc=cc, engine=args.engine))
+        pfc = rows[schemes[0]]["time_us"]
+        print(f"\n{case}" + ("" if args.models else f" ({args.size_mib:g} MiB per NPU)"))
+        extra = f" {'exposed us':>11s} {'vs PFC':>8s} {'packets':>10s} {'CPU s':>7s}" if args.models else ""
+        print(f"  {'scheme':8s} {'time us':>10s} {'vs PFC':>8s} {'pause us':>10s} {'ECN':>8s} {'drops':>6s}{extra}")
+        epfc = rows[schemes[0]].get("exposed_comm_us", 0.0)
         for cc, r in rows.items():
             r["vs_pfc_only"] = r["time_us"] / pfc
-            print(
-                f"  {cc:8s} {r['time_us']:10.1f} {r['vs_pfc_only']:8.3f} {r['pause_us']:10.1f} {r['ecn_marks']:8d} {r['drops']:6d}"
-            )
+            line = f"  {cc:8s} {r['time_us']:10.1f} {r['vs_pfc_only']:8.3f} {r['pause_us']:10.1f} {r['ecn_marks']:8d} {r['drops']:6d}"
+            if args.models:
+                r["exposed_vs_pfc_only"] = r["exposed_comm_us"] / epfc if epfc else 1.0
+                line += f" {r['exposed_comm_us']:11.1f} {r['exposed_vs_pfc_only']:8.3f} {r['packets']:10d} {r['cpu_s']:7.1f}"
+            print(line, flush=True)
         out[case] = rows
     print(json.dumps(out))
     return out

@@ -10,8 +10,8 @@
 //! engines share one configuration. Times in ns, sizes in bytes, rates in B/ns.
 //! C ABI only (no crates): loaded with ctypes.
 
-use std::cmp::Ordering;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
+use std::rc::Rc;
 
 const PRIO: usize = 8;
 const DATA: u8 = 0;
@@ -44,66 +44,127 @@ struct IntRec {
     bw: f64,
 }
 
+/// A packet: 48 bytes, so a packet landing after a link's flight touches one cache line (the
+/// link it crossed comes with the landing, not from the record).
 #[derive(Clone, Copy)]
+#[repr(C)]
 struct Pkt {
+    seq: u64,
+    ts: f64,
+    qp: u32,
+    in_link: i32,
+    roff: u32, // its route: routes[roff .. roff + rlen]
+    payload: u32,
+    size: u32,
+    rlen: u16,
+    hop: u16,
     kind: u8,
     prio: u8,
     ecn: bool,
-    hop: u16,
     nints: u8,
     has_ints: bool,
-    qp: u32,
-    seq: u64,
-    payload: u64,
-    size: u64,
-    in_link: i32,
-    ts: f64,
-    link: u32, // the link it is on (set when transmitted)
-    roff: u32, // its route: routes[roff .. roff + rlen]
-    rlen: u32,
 }
 
+/// An event: 24 bytes. ``key`` is the scheduling sequence number shifted left 3 bits with the
+/// kind in the low bits (sequence numbers are unique, so ordering on the key is ordering on
+/// the sequence: first scheduled, first run among equal times).
 struct Ev {
     t: f64,
-    seq: u64,
-    kind: u8,
+    key: u64,
     a: u32,
     b: u32,
 }
-impl PartialEq for Ev {
-    fn eq(&self, o: &Self) -> bool {
-        self.t == o.t && self.seq == o.seq
+impl Ev {
+    fn kind(&self) -> u8 {
+        (self.key & 7) as u8
     }
 }
-impl Eq for Ev {}
-impl PartialOrd for Ev {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
+
+/// A queue pair. The fields a port's scheduler reads for every QP it passes over
+/// (``next_qp_packet``, ``window_open``, ``make_data``) fill its first cache line.
+/// The event queue: a 4-ary min-heap on (time, key). Half the depth of a binary heap, and a
+/// node's children are adjacent (96 bytes), so a pop reads fewer cache lines. The order is
+/// the total order of ``Ev`` (keys are unique), so any correct heap pops the same sequence.
+#[derive(Default)]
+struct Heap {
+    v: Vec<Ev>,
 }
-impl Ord for Ev {
-    // a min-heap on (time, seq) through BinaryHeap's max-heap
-    fn cmp(&self, o: &Self) -> Ordering {
-        o.t.total_cmp(&self.t).then(o.seq.cmp(&self.seq))
+
+impl Heap {
+    #[inline]
+    fn before(a: &Ev, b: &Ev) -> bool {
+        a.t < b.t || (a.t == b.t && a.key < b.key)
+    }
+
+    fn push(&mut self, ev: Ev) {
+        let mut i = self.v.len();
+        self.v.push(ev);
+        let v = &mut self.v;
+        while i > 0 {
+            let parent = (i - 1) / 4;
+            if Self::before(&v[i], &v[parent]) {
+                v.swap(i, parent);
+                i = parent;
+            } else {
+                break;
+            }
+        }
+    }
+
+    #[inline]
+    fn peek(&self) -> Option<&Ev> {
+        self.v.first()
+    }
+
+    fn pop(&mut self) -> Option<Ev> {
+        let last = self.v.pop()?;
+        if self.v.is_empty() {
+            return Some(last);
+        }
+        let top = std::mem::replace(&mut self.v[0], last);
+        let v = &mut self.v;
+        let n = v.len();
+        let mut i = 0;
+        loop {
+            let first = 4 * i + 1;
+            if first >= n {
+                break;
+            }
+            let mut best = first;
+            for c in first + 1..(first + 4).min(n) {
+                if Self::before(&v[c], &v[best]) {
+                    best = c;
+                }
+            }
+            if Self::before(&v[best], &v[i]) {
+                v.swap(i, best);
+                i = best;
+            } else {
+                break;
+            }
+        }
+        Some(top)
     }
 }
 
 #[derive(Default)]
+#[repr(C, align(64))]
 struct Qp {
-    key: u64,
-    roff: u32,
-    rlen: u32,
-    aoff: u32,
-    alen: u32,
-    port: u32,
-    size: u64,
     snd_nxt: u64,
     snd_una: u64,
-    sent_high: u64,
+    size: u64,
     rate: f64,
     max_rate: f64,
     win: f64,
     next_avail: f64,
+    roff: u32,
+    rlen: u32,
+    // the rest
+    sent_high: u64,
+    key: u64,
+    aoff: u32,
+    alen: u32,
+    port: u32,
     base_rtt: f64,
     last_pkt_bytes: u64,
     done: bool,
@@ -194,10 +255,10 @@ struct Params {
 }
 
 pub struct Engine {
-    p: Params,
+    p: Rc<Params>,
     now: f64,
     seq: u64,
-    heap: BinaryHeap<Ev>,
+    heap: Heap,
     // links
     bw: Vec<f64>,
     lat: Vec<f64>,
@@ -266,8 +327,7 @@ impl Engine {
         self.seq += 1;
         self.heap.push(Ev {
             t,
-            seq: self.seq,
-            kind,
+            key: (self.seq << 3) | kind as u64,
             a,
             b,
         });
@@ -316,8 +376,11 @@ impl Engine {
             mask &= mask - 1;
             if prio == 0 || !self.paused[link][prio] {
                 let id = self.queues[link][prio].pop_front().unwrap();
-                if self.queues[link][prio].is_empty() {
-                    self.nonempty[link] &= !(1u8 << prio);
+                match self.queues[link][prio].front() {
+                    // the next packet out of this queue goes when this one is on the wire:
+                    // fetch its record now (it has waited long enough to be out of cache)
+                    Some(&next) => prefetch(self.pkts.as_ptr().wrapping_add(next as usize)),
+                    None => self.nonempty[link] &= !(1u8 << prio),
                 }
                 let (size, in_link) = {
                     let p = &self.pkts[id as usize];
@@ -378,7 +441,7 @@ impl Engine {
     }
 
     fn make_data(&mut self, qi: usize) -> u32 {
-        let p = self.p;
+        let p = Rc::clone(&self.p);
         let now = self.now;
         let q = &mut self.qps[qi];
         let payload = p.unit.min(q.size - q.snd_nxt);
@@ -410,18 +473,16 @@ impl Engine {
             has_ints: uses_int,
             qp: qi as u32,
             seq,
-            payload,
-            size,
+            payload: payload as u32,
+            size: size as u32,
             in_link: -1,
             ts: now,
-            link: 0,
             roff: q_roff,
-            rlen: q_rlen,
+            rlen: q_rlen as u16,
         })
     }
 
     fn transmit(&mut self, link: usize, id: u32) {
-        self.pkts[id as usize].link = link as u32;
         let size = self.pkts[id as usize].size;
         let ser = size as f64 / self.bw[link];
         let now = self.now;
@@ -439,16 +500,16 @@ impl Engine {
         let t = now + ser + self.lat[link];
         self.flight[link].push_back((t, id));
         if self.flight[link].len() == 1 {
-            self.schedule_at(t, EV_ARRIVE, link as u32, 0);
+            self.schedule_at(t, EV_ARRIVE, link as u32, id);
         }
     }
 
     fn land(&mut self, link: usize) {
         let (_, id) = self.flight[link].pop_front().unwrap();
-        if let Some(&(t, _)) = self.flight[link].front() {
-            self.schedule_at(t, EV_ARRIVE, link as u32, 0);
+        if let Some(&(t, next)) = self.flight[link].front() {
+            self.schedule_at(t, EV_ARRIVE, link as u32, next);
         }
-        self.arrive(id);
+        self.arrive(link, id);
     }
 
     fn enqueue(&mut self, link: usize, id: u32) {
@@ -482,10 +543,10 @@ impl Engine {
         }
     }
 
-    fn arrive(&mut self, id: u32) {
-        let (link, len, kind) = {
+    fn arrive(&mut self, link: usize, id: u32) {
+        let (len, kind) = {
             let p = &self.pkts[id as usize];
-            (p.link as usize, p.rlen as usize, p.kind)
+            (p.rlen as usize, p.kind)
         };
         if self.any_loss && kind == DATA && self.loss[link] > 0 {
             self.loss[link] -= 1;
@@ -630,11 +691,10 @@ impl Engine {
             has_ints: false,
             qp: back as u32,
             seq: (in_link * PRIO + prio) as u64,
-            payload: pause as u64,
-            size: self.p.pfc_frame,
+            payload: pause as u32,
+            size: self.p.pfc_frame as u32,
             in_link: -1,
             ts: 0.0,
-            link: back as u32,
             roff: 0,
             rlen: 1,
         });
@@ -679,7 +739,7 @@ impl Engine {
     }
 
     fn receive_data(&mut self, qi: usize, pkt: &Pkt, id: u32) {
-        let p = self.p;
+        let p = Rc::clone(&self.p);
         let now = self.now;
         if pkt.ecn {
             self.qps[qi].ecn_pending = true;
@@ -694,7 +754,7 @@ impl Engine {
         let ints = if pkt.has_ints { Some((id, pkt.nints)) } else { None };
         if seq == expected {
             let q = &mut self.qps[qi];
-            q.expected += pkt.payload;
+            q.expected += pkt.payload as u64;
             if q.expected >= q.size && !q.delivered {
                 q.delivered = true;
                 self.delivered.push(q.key);
@@ -724,7 +784,7 @@ impl Engine {
     }
 
     fn reply(&mut self, kind: u8, qi: usize, seq: u64, ints: Option<(u32, u8)>, ts: f64, ecn: bool) {
-        let p = self.p;
+        let p = Rc::clone(&self.p);
         let mut size = p.ack_bytes;
         let mut pkt = Pkt {
             kind,
@@ -743,16 +803,15 @@ impl Engine {
             size: 0,
             in_link: -1,
             ts,
-            link: 0,
             roff: self.qps[qi].aoff,
-            rlen: self.qps[qi].alen,
+            rlen: self.qps[qi].alen as u16,
         };
         if let Some((_, n)) = ints {
             pkt.has_ints = true;
             pkt.nints = n;
             size += p.int_hop * n as u64;
         }
-        pkt.size = size;
+        pkt.size = size as u32;
         let first = self.routes[self.qps[qi].aoff as usize] as usize;
         let id = self.new_pkt(pkt);
         if let Some((src, _)) = ints {
@@ -914,7 +973,7 @@ impl Engine {
             return;
         }
         self.dcqcn_catch_up(qi);
-        let p = self.p;
+        let p = Rc::clone(&self.p);
         let q = &mut self.qps[qi];
         if p.clamp || q.d_stage != 0 {
             q.d_target = q.rate;
@@ -932,7 +991,7 @@ impl Engine {
         if self.qps[qi].done || version != self.qps[qi].d_timer {
             return;
         }
-        let p = self.p;
+        let p = Rc::clone(&self.p);
         let t = self.now + p.t_rp;
         self.schedule_at(t, EV_INC, qi as u32, version);
         let q = &mut self.qps[qi];
@@ -949,7 +1008,7 @@ impl Engine {
     // -- DCTCP, TIMELY, HPCC (cc.py) -------------------------------------------------
 
     fn dctcp_ack(&mut self, qi: usize, pkt: &Pkt) {
-        let p = self.p;
+        let p = Rc::clone(&self.p);
         let q = &mut self.qps[qi];
         let seq = pkt.seq;
         q.t_ecn_count += pkt.ecn as u64;
@@ -981,7 +1040,7 @@ impl Engine {
     }
 
     fn timely_ack(&mut self, qi: usize, pkt: &Pkt) {
-        let p = self.p;
+        let p = Rc::clone(&self.p);
         if pkt.seq <= self.qps[qi].m_last_update {
             return;
         }
@@ -1020,7 +1079,7 @@ impl Engine {
     }
 
     fn hpcc_ack(&mut self, qi: usize, pkt: &Pkt, id: u32) {
-        let p = self.p;
+        let p = Rc::clone(&self.p);
         let full = pkt.seq > self.qps[qi].h_last_update;
         if !full && !p.fast_react {
             return;
@@ -1095,7 +1154,7 @@ impl Engine {
     }
 
     fn dispatch(&mut self, ev: Ev) {
-        match ev.kind {
+        match ev.kind() {
             EV_FREE => {
                 let l = ev.a as usize;
                 if self.free_at[l] > self.now {
@@ -1122,6 +1181,16 @@ impl Engine {
             _ => {}
         }
     }
+}
+
+#[inline(always)]
+fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p as *const i8);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 // ---- C ABI ----------------------------------------------------------------------------
@@ -1201,10 +1270,10 @@ pub unsafe extern "C" fn pc_new(
         monitor: g(38),
     };
     let e = Engine {
-        p,
+        p: Rc::new(p),
         now: 0.0,
         seq: 0,
-        heap: BinaryHeap::new(),
+        heap: Heap::default(),
         bw: slice(bw, links).to_vec(),
         lat: slice(lat, links).to_vec(),
         dst: slice(dst, links).to_vec(),
@@ -1365,6 +1434,16 @@ pub unsafe extern "C" fn pc_run(
             _ => break,
         }
         let ev = e.heap.pop().unwrap();
+        // a packet landing was written a link's flight earlier (microseconds of simulated
+        // time, thousands of events): fetch the next event's packet while this one runs
+        if let Some(next) = e.heap.peek() {
+            if next.kind() == EV_ARRIVE {
+                prefetch(e.pkts.as_ptr().wrapping_add(next.b as usize));
+                if let Some(entry) = e.flight[next.a as usize].front() {
+                    prefetch(entry as *const (f64, u32));
+                }
+            }
+        }
         e.now = ev.t;
         e.events += 1;
         e.dispatch(ev);

@@ -67,6 +67,9 @@ class BackendBase(ABC):
     def injection_ports(self) -> InjectionPorts | None:
         return None
 
+    def counters(self) -> dict[str, Any] | None:
+        return None
+
     def switch_hop(self, dim: int, nbytes: int, wait: float = 0.0, *, streamed: int = 0) -> float:
         raise ConfigError(
             f"inSwitch needs a network backend that prices in-switch reduction; "

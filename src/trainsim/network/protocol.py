@@ -124,3 +124,9 @@ class NetworkBackend(Protocol):
         """Delay (ns) of ``nbytes`` between a rank and dimension ``dim``'s switch, sent
         ``wait`` ns from now (``capabilities.in_switch`` backends only)."""
         ...
+
+    def counters(self) -> dict[str, Any] | None:
+        """The backend's own statistics of the run so far (JSON-ready, bounded in size; e.g.
+        queue depths, pause times, per-flow rates), carried in the result as
+        ``network_counters``; None when the backend keeps none."""
+        ...

@@ -77,10 +77,11 @@ def write_report(document: dict[str, Any], out_dir: str | Path) -> Path:
     for title, path in figures:
         if path is None:
             continue
-        data = base64.b64encode(path.read_bytes()).decode()
-        parts.append(f"<h2>{html.escape(title)}</h2><img alt='{html.escape(title)}' src='data:image/png;base64,{data}'>")
+        parts.append(f"<h2>{html.escape(title)}</h2>" + _image(title, path))
         if title in notes:
             parts.append(f"<p class='muted'>{html.escape(notes[title])}</p>")
+    if isinstance(document.get("network_counters"), dict):
+        parts.extend(_network_section(document["network_counters"], out))
     if document.get("resources"):
         parts.append("<h2>Endpoint: what compute and collectives cost each other</h2>" + _resources_table(document["resources"]))
     collectives = rows_of(document.get("collectives"))
@@ -93,6 +94,26 @@ def write_report(document: dict[str, Any], out_dir: str | Path) -> Path:
     page = out / "index.html"
     page.write_text("\n".join(parts))
     return page
+
+
+def _network_section(counters: dict[str, Any], out: Path) -> list[str]:
+    """The network backend's counters: a summary table, queue depth over time of the hottest
+    ports, pause time per link (``report/network.py``)."""
+    from trainsim.report import network
+
+    parts = ["<h2>Network counters</h2>" + network.summary_html(counters)]
+    for title, path in (
+        ("Queue depth over time, hottest ports", network.queue_depth_over_time(counters, out / "queues.png")),
+        ("Pause time per link", network.pause_per_link(counters, out / "pauses.png")),
+    ):
+        if path is not None:
+            parts.append(f"<h3>{html.escape(title)}</h3>" + _image(title, path))
+    return parts
+
+
+def _image(title: str, path: Path) -> str:
+    data = base64.b64encode(path.read_bytes()).decode()
+    return f"<img alt='{html.escape(title)}' src='data:image/png;base64,{data}'>"
 
 
 def _resources_table(resources: list[dict[str, Any]], limit: int = 16) -> str:

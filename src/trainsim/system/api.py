@@ -172,7 +172,9 @@ def _run(
     collectives = _collective_runtime(platform, network, queue, compat_astra, symmetry, group_symmetry, mirrors, endpoint)
     memory, compute = build_memory(platform, queue, compat_astra), build_compute(platform, compat_astra)
     executor = Executor(platform, graphs, network, queue, memory=memory, compute=compute, collectives=collectives, endpoint=endpoint)
-    return collectives, executor.run(progress)
+    result = executor.run(progress)
+    result.network_counters = network.counters()
+    return collectives, result
 
 
 def _collective_runtime(platform: Platform, network: NetworkBackend, queue: EventQueue, compat_astra: bool, symmetry: bool | Literal["strict"] = True, group_symmetry: bool = False, mirrors: dict[int, tuple[int, ...]] | None = None, endpoint: EndpointModel | None = None) -> Any:

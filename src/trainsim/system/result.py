@@ -87,6 +87,9 @@ class RunResult:
     # per rank, HBM and unit use of compute and collectives (``system.contention.RankResources``)
     # when the endpoint model shares them (docs/ace.md); None otherwise
     resources: list[Any] | None = field(default=None, repr=False)
+    # the network backend's own statistics (``NetworkBackend.counters``: e.g. queue depth over
+    # time, pause time per link, per-flow rates), None when it keeps none
+    network_counters: dict[str, Any] | None = field(default=None, repr=False)
 
     def to_dataframe(self) -> Any:
         """One row per rank (pandas), for notebooks."""
@@ -103,4 +106,5 @@ class RunResult:
             "events": self.events,
             **({"info": self.info} if self.info else {}),
             **({"resources": [r.to_dict() for r in self.resources]} if self.resources is not None else {}),
+            **({"network_counters": self.network_counters} if self.network_counters is not None else {}),
         }
