@@ -73,5 +73,7 @@ def test_fabric_section_mistakes():
         parse_platform({"network": {"fabric": {"kind": "clos"}}}, "<t>")
     with pytest.raises(ConfigError, match=r"network: dims: missing; expected a list of dimensions \(or a fabric of kind clos"):
         parse_platform({"network": {}}, "<t>")
+    with pytest.raises(ConfigError, match=r"network\.fabric: kind clos takes its sizes.*; got oversubscription, spines \(expected only kind and tiers\)"):
+        parse_platform({"network": {"fabric": {"kind": "clos", "tiers": TIERS, "spines": 4, "oversubscription": 2}}}, "<t>")
     with pytest.raises(ConfigError, match=r"tiers: 1 given; expected at least 2"):
         parse_platform(_doc(TIERS[:1]), "<t>")

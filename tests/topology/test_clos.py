@@ -63,3 +63,17 @@ def test_all_reduce_across_the_tapered_tier_slows_by_the_derived_ratio(backend):
     assert time_s(4.0) - base == pytest.approx(3 * wire, rel=1e-3)
     assert base == pytest.approx(wire, rel=0.05)
     assert time_s(2.0) / base == pytest.approx(2.0, rel=0.03)
+
+
+def test_ecmp_collisions_only_slow_the_links_down():
+    """With parallel spines the flow backend's time is the dims' or more (hash collisions share
+    a link), never less: the dims are the fabric's best case."""
+    across_top = (False, False, False, True)
+    for spines in (1, 2):
+        p = _platform(2.0, spines=spines)
+        work = collective_workload(16, "all_reduce", 16 << 20, involved_dim=across_top)
+        dims = simulate(p, work, backend="congestion_unaware").makespan_s
+        links = simulate(p, work, backend="flow").makespan_s
+        assert links >= dims * (1 - 1e-9)
+        if spines == 1:
+            assert links == pytest.approx(dims, rel=1e-3)

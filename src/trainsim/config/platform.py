@@ -341,6 +341,7 @@ def _fabric_dict(f: FabricSpec) -> dict[str, Any]:
             "in_network": w.in_network, "latency_ns": w.latency_ns,
         }
     elif f.kind == "clos" and f.clos is not None:
+        del out["latency_ns"]  # a clos fabric's latencies are per tier
         out["tiers"] = [
             {"size": t.size, "bandwidth_gbps": _in_unit(t.bandwidth, GBPS), "latency_ns": t.latency_ns,
              "oversubscription": t.oversubscription, "rail": t.rail, "switches": t.switches}

@@ -190,6 +190,10 @@ class FabricModel(_Model):
     def _clos_tiers(self) -> FabricModel:
         if (self.kind == "clos") != (self.tiers is not None):
             raise ValueError("kind clos needs tiers, and only kind clos takes them")
+        stray = sorted(self.model_fields_set - {"kind", "tiers"}) if self.kind == "clos" else []
+        if stray:
+            raise ValueError(f"kind clos takes its sizes, bandwidths and latencies per tier; got {', '.join(stray)} "
+                             "(expected only kind and tiers)")
         problem = clos_problem(self.tiers) if self.tiers is not None else None
         if problem:
             raise ValueError(problem)
