@@ -76,7 +76,10 @@ def collective_command(
     check_output_file(json_path, "--json")
     plat = load_platform(platform)
     points = collective_sweep(plat, collective, byte_sizes, backend=backend, compat=compat)
-    rows = [{"size_bytes": p.size, "time_s": p.time_s, "algbw_gbps": p.algbw / 1e9, "busbw_gbps": p.busbw / 1e9} for p in points]
+    rows = [
+        {"size_bytes": p.size, "time_s": p.time_s, "algbw_gbps": p.algbw / 1e9, "busbw_gbps": p.busbw / 1e9, "algorithm": p.algorithm}
+        for p in points
+    ]
     if json_path is not None:
         text = dumps({"collective": collective, "ranks": plat.network.npus, "backend": backend, "rows": rows})
         if str(json_path) == "-":
@@ -90,6 +93,10 @@ def collective_command(
     table = Table(title=f"{collective} on {plat.network.npus} ranks ({platform.name}, {backend})")
     for name in ("size (B)", "time (us)", "algbw (GB/s)", "busbw (GB/s)"):
         table.add_column(name, justify="right")
+    tuned = any(p.algorithm.startswith("nccl:") for p in points)
+    if tuned:  # NCCL's pick per size (docs/nccl.md)
+        table.add_column("algorithm/protocol")
     for p in points:
-        table.add_row(str(p.size), f"{p.time_s * 1e6:.2f}", f"{p.algbw / 1e9:.2f}", f"{p.busbw / 1e9:.2f}")
+        cells = [str(p.size), f"{p.time_s * 1e6:.2f}", f"{p.algbw / 1e9:.2f}", f"{p.busbw / 1e9:.2f}"]
+        table.add_row(*cells, *([p.algorithm.removeprefix("nccl:")] if tuned else []))
     stdout_console().print(table)

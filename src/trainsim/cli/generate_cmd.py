@@ -102,6 +102,8 @@ def generate_command(
     network_dims: str | None = typer.Option(None, "--network-dims", help="Network dimension sizes, e.g. 8,128: sets involved_dim."),
     overlap_grad_reduce: bool = typer.Option(False, "--overlap-grad-reduce", help="Reduce each layer's gradients right after its last backward."),
     offload_optimizer: bool = typer.Option(False, "--offload-optimizer", help="Keep the optimizer states in the platform's memory tier (its memory section; needs --platform to simulate)."),
+    offload_params: bool = typer.Option(False, "--offload-params", help="Keep the layers' weights in the platform's memory tier, loaded per layer and pass (ZeRO-Infinity style)."),
+    offload_activations: bool = typer.Option(False, "--offload-activations", help="Store saved activations in the platform's memory tier between forward and backward (PP > 1)."),
     granularity: str = typer.Option("block", "--granularity", help="block (compute between communications fused) or op."),
     memory_check: bool = typer.Option(True, "--memory-check/--no-memory-check", help="Fail when a rank does not fit the device."),
     json_path: Path | None = typer.Option(None, "--json", help="Write a JSON summary (memory per stage, node counts); with --platform, the result as `trainsim run --json` writes it (`trainsim report` reads it)."),
@@ -171,15 +173,19 @@ def generate_command(
         overlap_grad_reduce=overlap_grad_reduce,
         granularity=granularity,  # type: ignore[arg-type]
         offload_optimizer=offload_optimizer,
+        offload_params=offload_params,
+        offload_activations=offload_activations,
     )
     timer = OperatorTimer(_device(device, platform), overrides=load_kernel_times(kernel_times) if kernel_times else None)
     workload = generate(spec, par, timer, network_sizes=sizes, check_memory=memory_check)
-    if offload_optimizer and platform is not None:
+    if par.offloads and platform is not None:
         from trainsim.workload.generate.memory import check_offload
 
         if platform.memory.mode == "NO_MEMORY_EXPANSION":
-            raise ConfigError("--offload-optimizer needs a memory tier: the platform's memory section has mode none", file=str(platform_path), field="memory.mode")
-        check_offload(workload.memory, platform.memory.capacity_per_npu(par.world))
+            raise ConfigError("offloading (--offload-optimizer/-params/-activations) needs a memory tier: the platform's memory section has mode none", file=str(platform_path), field="memory.mode")
+        from trainsim.memory.expansion import resolve_memory
+
+        check_offload(workload.memory, resolve_memory(platform.memory).capacity_per_npu(par.world))
     generated = time.perf_counter() - start
     summary: dict[str, Any] = {
         **workload.info,

@@ -32,6 +32,7 @@ COMMAND_MODULES = (
     "trainsim.cli.pcm_cmd",
     "trainsim.cli.collective_cmd",
     "trainsim.cli.study_cmd",
+    "trainsim.cli.comet_cmd",
 )
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -189,6 +189,8 @@ def strategy_command(
     no_sp: bool = typer.Option(False, "--no-sp", help="Do not search sequence parallelism."),
     overlap: bool = typer.Option(False, "--overlap-grad-reduce", help="Also search overlapped gradient reduction (simulated on every rank)."),
     offload: bool | None = typer.Option(None, "--offload/--no-offload", help="Search optimizer-state offload to the platform's memory tier (default: when it has one)."),
+    offload_params: bool | None = typer.Option(None, "--offload-params/--no-offload-params", help="Search weight offload to the memory tier, loaded per layer and pass (default: when it has one)."),
+    offload_activations: bool | None = typer.Option(None, "--offload-activations/--no-offload-activations", help="Search activation offload to the memory tier, PP > 1 (default: when it has one)."),
     rows: int = typer.Option(15, "--rows", help="Ranked rows to print."),
     json_path: Path | None = typer.Option(None, "--json", help="Write the ranked rows and rejections as JSON ('-' for stdout)."),
 ) -> None:
@@ -207,7 +209,7 @@ def strategy_command(
         tp=_int_list(tp, "--tp"), pp=_int_list(pp, "--pp"), micro_batch=_int_list(micro_batch, "--micro-batch"),
         zero=_int_list(zero, "--zero", 0) or (0,), recompute=tuple(recompute.split(",")), sp=(False,) if no_sp else (False, True),
         schedules=tuple(schedules.split(",")), overlap=(False, True) if overlap else (False,),
-        offload=None if offload is None else ((False, True) if offload else (False,)),
+        offload=_both(offload), offload_params=_both(offload_params), offload_activations=_both(offload_activations),
     )  # fmt: skip
     inputs = SearchInputs(model, gpus, global_batch, str(platform), device, seq)
     check_inputs(inputs)
@@ -229,6 +231,21 @@ def strategy_command(
             return
         json_path.write_text(text + "\n")
     _print_strategies(console, result, rows)
+
+
+def _both(flag: bool | None) -> tuple[bool, ...] | None:
+    """A ``--x/--no-x`` search flag as the values searched (None: the search's default)."""
+    return None if flag is None else ((False, True) if flag else (False,))
+
+
+def _offload_label(params: dict, memory: Any) -> str:
+    """What a strategy keeps in the memory tier, in GB per GPU (the ranking's offload column)."""
+    from trainsim.units import GB
+
+    weights, acts = memory.offloaded_weights, memory.offloaded_activations
+    parts = [(params.get("offload_optimizer"), "optimizer", memory.offloaded - weights - acts),
+             (params.get("offload_params"), "weights", weights), (params.get("offload_activations"), "activations", acts)]  # fmt: skip
+    return ", ".join(f"{name} {b / GB:.1f} GB" for on, name, b in parts if on)
 
 
 def _strategy_label(params: dict) -> str:
@@ -272,7 +289,7 @@ def _print_strategies(console: Console, result, rows: int) -> None:  # type: ign
         table.add_row(
             str(result.rows.index(r) + 1), str(p["tp"]), str(p["pp"]), str(p["dp"]), str(p["micro_batch"]), _strategy_label(p),
             "yes" if p["sp"] else "", str(p["zero"]), str(p["recompute"]),
-            f"optimizer {r.memory.offloaded / GB:.1f} GB" if p.get("offload_optimizer") else "", f"{r.memory.total / GB:.1f} GB", human_time(r.estimate.step_s),
+            _offload_label(p, r.memory), f"{r.memory.total / GB:.1f} GB", human_time(r.estimate.step_s),
             sim, "" if r.error is None else f"{r.error:+.2%}", "" if "tflops_per_gpu" not in r.metrics else f"{r.metrics['tflops_per_gpu']:.1f}",
         )  # fmt: skip
     console.print(table)

@@ -37,7 +37,13 @@ from trainsim.config.checks import did_you_mean, show
 from trainsim.config.clos import ClosParams, ClosTier
 from trainsim.config.files import load_yaml_mapping, read_text, yaml_line
 from trainsim.config.knobs import check_system
-from trainsim.config.platform_models import MEMORY_MODES, DeviceModel, FabricModel, PlatformModel
+from trainsim.config.platform_models import (
+    MEMORY_MODES,
+    DeviceModel,
+    FabricModel,
+    PcmTierModel,
+    PlatformModel,
+)
 from trainsim.config.types import (
     CollectiveImpl,
     DimSpec,
@@ -209,6 +215,8 @@ def _to_platform(m: PlatformModel, file: str, endpoint: EndpointSpec | None) -> 
         injection_scale=s.injection_scale,
         rendezvous=s.rendezvous,
         queues_per_dim=s.queues_per_dim,
+        collective_tuner=s.collective_tuner,
+        nccl=s.nccl.spec(),
         source=file,
     )
     check_system(system, file=file, names="native")
@@ -221,6 +229,8 @@ def _to_platform(m: PlatformModel, file: str, endpoint: EndpointSpec | None) -> 
         nodes=mem.nodes,
         source=file,
         capacity=math.inf if mem.capacity_gb is None else mem.capacity_gb * 1e9,
+        technology=mem.technology,
+        pcm=tuple(sorted((mem.pcm or PcmTierModel()).model_dump().items())) if mem.technology == "pcm" else (),
     )
     groups = parse_comm_groups(dict(m.comm_groups), file, npus=network.npus, prefix="comm_groups.")
     platform = Platform(
@@ -431,6 +441,7 @@ def platform_to_dict(p: Platform) -> dict[str, Any]:
             "injection_scale": s.injection_scale,
             "rendezvous": s.rendezvous,
             "queues_per_dim": s.queues_per_dim,
+            **(_nccl_dict(s) if s.collective_tuner else {}),
         },
         "memory": {
             "mode": mode,
@@ -487,3 +498,23 @@ def platform_json_schema() -> dict[str, Any]:
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "trainsim platform"
     return schema
+
+
+def _nccl_dict(s: SystemSpec) -> dict[str, Any]:
+    """``system.collective_tuner`` and ``system.nccl`` as the platform file writes them."""
+    n = s.nccl
+    return {
+        "collective_tuner": s.collective_tuner,
+        "nccl": {
+            "arch": n.arch,
+            "channels": n.channels,
+            "nvlink_fraction": n.nvlink_fraction,
+            "efficiency": n.efficiency,
+            "nvls": n.nvls,
+            "nvls_reduce_gbps": None if n.nvls_reduce_bw is None else _in_unit(n.nvls_reduce_bw, GBPS),
+            "collnet": n.collnet,
+            "net_overhead_us": n.net_overhead_us,
+            "algorithms": list(n.algorithms),
+            "protocols": list(n.protocols),
+        },
+    }

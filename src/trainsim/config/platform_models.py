@@ -14,7 +14,7 @@ in ``platform.py``: endpoint models are plug-ins, so its shape is not fixed here
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from pydantic import (
     AfterValidator,
@@ -30,6 +30,7 @@ from trainsim.collectives.algorithms import name_problem
 from trainsim.config.types import (
     MAX_DATASET_SPLITS,
     MAX_NPUS,
+    NcclSpec,
     RemoteMemorySpec,
     SharedBusSpec,
     SystemSpec,
@@ -273,6 +274,46 @@ class SharedBusModel(_Model):
     local_reduction_delay_ns: NonNeg = _BUS.local_reduction_delay_ns
 
 
+_NCCL = NcclSpec()
+_NcclAlgo = Literal["tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree"]
+_NcclProto = Literal["LL", "LL128", "Simple"]
+
+
+class NcclModel(_Model):
+    """``system.nccl``: NCCL's tuning model's inputs (``config.types.NcclSpec``, docs/nccl.md)."""
+
+    arch: Literal["volta", "ampere", "hopper", "blackwell"] = _NCCL.arch
+    channels: Count = Field(default=_NCCL.channels, le=64, description="NCCL's channel count (its INFO log prints it)")
+    nvlink_fraction: float | None = Field(
+        default=None, gt=0, le=1, description="Usable / line rate of an NVLink; default NCCL's topo.h value for arch"
+    )
+    efficiency: float = Field(default=_NCCL.efficiency, gt=0, le=1, description="Priced bandwidths x this (calibration)")
+    nvls: bool = Field(default=_NCCL.nvls, description="NVSwitch reduction (NVLink SHARP, Hopper on)")
+    nvls_reduce_gbps: GBps | None = Field(default=None, description="NVSwitch reduction rate per GPU port")
+    collnet: bool = Field(default=_NCCL.collnet, description="Network switches reduce (InfiniBand SHARP)")
+    net_overhead_us: NonNeg = _NCCL.net_overhead_us
+    algorithms: list[_NcclAlgo] = Field(
+        default_factory=lambda: cast("list[_NcclAlgo]", list(_NCCL.algorithms)), min_length=1, description="Enabled (NCCL_ALGO)"
+    )
+    protocols: list[_NcclProto] = Field(
+        default_factory=lambda: cast("list[_NcclProto]", list(_NCCL.protocols)), min_length=1, description="Enabled (NCCL_PROTO)"
+    )
+
+    def spec(self) -> NcclSpec:
+        return NcclSpec(
+            arch=self.arch,
+            channels=self.channels,
+            nvlink_fraction=self.nvlink_fraction,
+            efficiency=self.efficiency,
+            nvls=self.nvls,
+            nvls_reduce_bw=None if self.nvls_reduce_gbps is None else self.nvls_reduce_gbps * GBPS,
+            collnet=self.collnet,
+            net_overhead_us=self.net_overhead_us,
+            algorithms=tuple(self.algorithms),
+            protocols=tuple(self.protocols),
+        )
+
+
 class SystemModel(_Model):
     """The system layer's knobs (ASTRA-sim's system JSON, renamed with units)."""
 
@@ -324,6 +365,11 @@ class SystemModel(_Model):
     injection_scale: Positive = Field(default=_SYS.injection_scale, description="Endpoint delay x this (ASTRA-sim's --injection-scale)")
     rendezvous: bool = Field(default=_SYS.rendezvous, description="A control message from the receiver before every message (ASTRA-sim's --rendezvous-protocol)")
     queues_per_dim: Count = Field(default=_SYS.queues_per_dim, description="Dimension queues per network dimension (ASTRA-sim's --num-queues-per-dim)")
+    collective_tuner: Literal["nccl"] | None = Field(
+        default=None,
+        description="nccl: price NCCL-tuned collectives by NCCL's algorithm/protocol choice (docs/nccl.md; default mode only)",
+    )
+    nccl: NcclModel = NcclModel()
 
     @model_validator(mode="after")
     def _roofline_needs_peak(self) -> SystemModel:
@@ -342,10 +388,25 @@ MEMORY_MODES = {
 }
 
 
+class PcmTierModel(_Model):
+    """A PCM-backed expansion tier (``memory/pcm``): the tier's latency, bandwidth and capacity
+    come from the PCM model (``memory.expansion`` resolves them; docs/pcm.md)."""
+
+    scheme: Literal["base", "tri", "tri+fpc"] = Field(default="tri", description="MLC write/read scheme of docs/pcm.md")
+    load: Annotated[float, Field(gt=0, lt=1, allow_inf_nan=False)] = Field(default=0.5, description="Load the latency is taken at, a fraction of the PCM's bandwidth")
+    channels: Count = Field(default=1, description="Channels of one PCM memory (NVMain's example: 1)")
+    banks: Count = Field(default=2, description="Banks per channel (NVMain's example: 2)")
+    devices: Count = Field(default=1, description="PCM memories an access stripes over: bandwidth and capacity x devices, latency as one")
+    requests: Annotated[int, Field(ge=500, le=200_000)] = Field(default=4000, description="Requests of the open-loop run that measures the latency")
+
+
 class MemoryModel(_Model):
-    """Remote / pooled memory: access time = latency + bytes / bandwidth."""
+    """Remote / pooled memory: access time = latency + bytes / bandwidth. ``technology: pcm``
+    takes latency, bandwidth and (unless given) capacity from the PCM model of ``pcm``."""
 
     mode: Literal["none", "per_npu", "per_node", "pool"] = "none"
+    technology: Literal["dram", "pcm"] = Field(default="dram", description="What backs the tier: DRAM (latency_ns, bandwidth_gbps as given) or PCM (from the pcm section)")
+    pcm: PcmTierModel | None = Field(default=None, description="The PCM tier's parameters (technology: pcm)")
     latency_ns: NonNeg = _MEM.latency_ns
     bandwidth_gbps: GBpsOrZero = Field(default=_MEM.bandwidth / GBPS, description="Decimal GB/s, or with its unit")
     nodes: Count = _MEM.nodes
@@ -358,6 +419,15 @@ class MemoryModel(_Model):
 
     @model_validator(mode="after")
     def _bandwidth_when_used(self) -> MemoryModel:
+        if self.technology == "pcm":
+            if self.mode == "none":
+                raise ValueError("technology 'pcm' needs a mode (per_npu, per_node or pool)")
+            given = sorted({"latency_ns", "bandwidth_gbps"} & self.model_fields_set)
+            if given:
+                raise ValueError(f"technology 'pcm' takes latency and bandwidth from the PCM model; remove {', '.join(given)}")
+            return self
+        if self.pcm is not None:
+            raise ValueError("a pcm section needs technology: pcm")
         if self.mode != "none" and self.bandwidth_gbps <= 0:
             raise ValueError(f"mode {self.mode!r} needs bandwidth_gbps > 0")
         return self

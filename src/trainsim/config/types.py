@@ -135,6 +135,33 @@ MAX_NPUS = 2**31 - 1
 
 
 @dataclass(frozen=True)
+class NcclSpec:
+    """NCCL's tuning model's inputs a platform sets (``system.nccl``; ``collectives/nccl_tuner.py``,
+    docs/nccl.md). Bandwidths in B/s.
+
+    - ``arch``: the GPU generation (NCCL's per-architecture constants);
+    - ``channels``: NCCL's channel count (its ``NCCL_DEBUG=INFO`` log prints it);
+    - ``nvlink_fraction``: usable over line rate of an NVLink (None: NCCL's topo.h value for ``arch``);
+    - ``efficiency``: every priced bandwidth x this (the per-hardware calibration factor);
+    - ``nvls``: the NVSwitch reduces (NVLink SHARP, Hopper on); ``nvls_reduce_bw``: its
+      reduction rate per GPU port (None: no cap beyond the links);
+    - ``collnet``: the network's switches reduce (InfiniBand SHARP);
+    - ``net_overhead_us``: NCCL's network post overhead per step (1 us on Intel CPUs, 2 on AMD);
+    - ``algorithms`` / ``protocols``: those enabled (``NCCL_ALGO`` / ``NCCL_PROTO``)."""
+
+    arch: Literal["volta", "ampere", "hopper", "blackwell"] = "ampere"
+    channels: int = 16
+    nvlink_fraction: float | None = None
+    efficiency: float = 1.0
+    nvls: bool = False
+    nvls_reduce_bw: float | None = None
+    collnet: bool = False
+    net_overhead_us: float = 1.0
+    algorithms: tuple[str, ...] = ("tree", "ring", "collnet_direct", "collnet_chain", "nvls", "nvls_tree")
+    protocols: tuple[str, ...] = ("LL", "LL128", "Simple")
+
+
+@dataclass(frozen=True)
 class SystemSpec:
     """The system layer's knobs (ASTRA-sim system JSON), in SI units."""
 
@@ -179,6 +206,12 @@ class SystemSpec:
     """ASTRA-sim's ``--rendezvous-protocol``: before every message (of a collective, and every
     SEND / RECV node) the receiver sends the sender an ``RENDEZVOUS_BYTES`` control message
     when it posts the receive, and the data leaves only once that has arrived."""
+    collective_tuner: Literal["nccl"] | None = None
+    """``nccl``: whole collectives of the types NCCL tunes are priced by NCCL's algorithm and
+    protocol choice (``collectives/nccl_tuner.py``, docs/nccl.md) instead of running the
+    implementation lists' phases; default mode only (refused with ``compat: astra``)."""
+    nccl: NcclSpec = field(default_factory=NcclSpec)
+    """The tuner's inputs (``NcclSpec``), read when ``collective_tuner`` is ``nccl``."""
     queues_per_dim: int = 1
     """ASTRA-sim's ``--num-queues-per-dim``: dimension queues per network dimension; each runs
     ``ceil(active_chunks_per_dimension / queues_per_dim)`` chunks at once, and a chunk's phase
@@ -207,6 +240,12 @@ class RemoteMemorySpec:
     capacity: float = math.inf
     """Bytes: per NPU (PER_NPU), per node (PER_NODE) or in all (MEMORY_POOL); ``math.inf``: no
     limit, as ASTRA-sim's remote memory (it never checks)."""
+    technology: str = "dram"
+    """What backs the tier: ``dram`` (latency and bandwidth as given) or ``pcm`` (latency,
+    bandwidth and, when ``capacity`` is unset, capacity from the PCM model of ``pcm``; resolved
+    by ``memory.expansion.resolve_memory`` where the tier is built or priced)."""
+    pcm: tuple[tuple[str, Any], ...] = ()
+    """The PCM tier's parameters (the platform file's ``memory.pcm``) as sorted pairs."""
 
     def capacity_per_npu(self, npus: int) -> float:
         """The tier's bytes one of ``npus`` NPUs can hold when each holds the same."""

@@ -26,7 +26,7 @@ METRICS = ("makespan_s", "finish_min_s", "compute_mean_s", "comm_mean_s", "expos
 PARALLELISM_KEYS = (
     "tp", "pp", "dp", "ep", "sp", "zero", "fsdp", "recompute", "micro_batch", "global_batch",
     "schedule", "virtual_stages", "order", "overlap_grad_reduce", "granularity", "offload_optimizer",
-    "cp", "first_stage_layers", "last_stage_layers", "zero3_prefetch", "reshard_after_forward",
+    "offload_params", "offload_activations", "cp", "first_stage_layers", "last_stage_layers", "zero3_prefetch", "reshard_after_forward",
 )  # fmt: skip
 """Keys of a ``generate`` workload that are :class:`~trainsim.workload.generate.Parallelism` fields."""
 
@@ -156,10 +156,11 @@ def _generated_step(platform: Any, args: dict[str, Any], backend: str) -> tuple[
     par = Parallelism(**{k: args[k] for k in PARALLELISM_KEYS if k in args})
     timer = OperatorTimer(get_device(str(args.get("device", "A100")), getattr(platform, "devices", None)))
     workload = generate(spec, par, timer, network_sizes=platform.network.sizes, check_memory=bool(args.get("memory_check", True)))
-    if par.offload_optimizer:
+    if par.offloads:
+        from trainsim.memory.expansion import resolve_memory
         from trainsim.workload.generate.memory import check_offload
 
-        check_offload(workload.memory, platform.memory.capacity_per_npu(par.world))
+        check_offload(workload.memory, resolve_memory(platform.memory).capacity_per_npu(par.world))
     run = simulate_generated(platform, workload, backend=backend, replica_slice=not args.get("every_rank", False))
     return run.makespan_s, run.ranks, run.events, workload.graphs
 

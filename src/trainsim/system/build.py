@@ -23,6 +23,7 @@ from trainsim.config.types import Platform
 from trainsim.endpoint import EndpointModel, build_endpoint_model
 from trainsim.engine import EventQueue
 from trainsim.memory import MemoryModel, RemoteMemory
+from trainsim.memory.expansion import resolve_memory
 
 
 def build_endpoint(platform: Platform, compat_astra: bool) -> EndpointModel:
@@ -31,8 +32,9 @@ def build_endpoint(platform: Platform, compat_astra: bool) -> EndpointModel:
 
 
 def build_memory(platform: Platform, queue: EventQueue, compat_astra: bool) -> MemoryModel:
-    """The remote / pooled memory of ``platform``, timed on ``queue``."""
-    return RemoteMemory(platform.memory, queue, compat_astra=compat_astra)
+    """The remote / pooled memory of ``platform``, timed on ``queue``: a DRAM-backed tier as the
+    file gives it, a PCM-backed one with the PCM model's numbers (``memory.expansion``)."""
+    return RemoteMemory(resolve_memory(platform.memory), queue, compat_astra=compat_astra)
 
 
 def build_compute(platform: Platform, compat_astra: bool) -> ComputeModel:

@@ -47,6 +47,8 @@ class CollectivePoint:
     time_s: float
     algbw: float
     busbw: float
+    algorithm: str = ""
+    """What rank 0 ran, per logical dimension (``nccl:ring/LL128`` under the NCCL tuner)."""
 
 
 def bus_factor(comm_type: CommType, ranks: int) -> float:
@@ -84,5 +86,7 @@ def collective_sweep(
         result = simulate(platform, collective_workload(n, comm_type, per_rank), backend=backend, compat=compat)
         time_s = result.makespan_s
         algbw = size / time_s if time_s > 0 else float("inf")
-        points.append(CollectivePoint(size, time_s, algbw, algbw * factor))
+        records = result.collectives
+        algorithm = ",".join(a for a in records[0].algorithms if a) if len(records) else ""
+        points.append(CollectivePoint(size, time_s, algbw, algbw * factor, algorithm))
     return points

@@ -52,6 +52,7 @@ from trainsim.system.collective_engine import (
     EngineOptions,
     RankWork,
 )
+from trainsim.system.nccl_pricing import TUNED_TYPES, NcclPricing
 from trainsim.system.planner import CollectivePlanner
 from trainsim.system.symmetry.collective import (
     SymmetricOutcome,
@@ -89,6 +90,9 @@ class CollectiveInstance:
     flush_scheduled: bool = False
     first_issue_ns: float = 0.0
     same_tick: bool = True
+    held: list[tuple[int, CollectiveRequest, Callable[[Any], None], Any, float]] = field(
+        default_factory=list
+    )  # members waiting for their peers under the NCCL tuner (``_flush_tuned``)
 
 
 def _algorithm_of(graphs: Any) -> str:
@@ -175,6 +179,9 @@ class CollectiveRuntime:
         # checks that): they issue each of its collectives on a group holding them, with it
         self._mirrors = mirrors or {}
         self._mirror_ranks = {m for ms in self._mirrors.values() for m in ms}
+        # NCCL's algorithm and protocol choice prices the collectives it tunes (default mode only)
+        tuned = sysspec.collective_tuner == "nccl" and not compat_astra
+        self._nccl = NcclPricing(platform) if tuned else None
 
     # -- the protocol ------------------------------------------------------------------------
     def issue(
@@ -261,7 +268,7 @@ class CollectiveRuntime:
             if inst.issued < len(inst.members):
                 have = {p[0] for p in inst.pending}
                 missing = [r for r in inst.members if r not in have][:8]
-                for rank, req, *_ in inst.pending:
+                for rank, req, *_ in inst.pending + inst.held:
                     out.append(
                         (
                             rank,
@@ -369,7 +376,41 @@ class CollectiveRuntime:
                     hint="map the collective's node on every rank to the same graph",
                 )
 
+    def tuned(self, inst: CollectiveInstance) -> bool:
+        """Whether NCCL's tuner prices ``inst`` (``system.collective_tuner: nccl``)."""
+        return self._nccl is not None and inst.phase_type in TUNED_TYPES and not self._replayed(inst)
+
+    def flush_tuned(self, inst: CollectiveInstance, pending: list[Any]) -> None:
+        """Hold the members until the last one issues ``inst``, then finish every one of them
+        NCCL's price later (``system/nccl_pricing.py``)."""
+        inst.flush_scheduled = False
+        inst.held.extend(pending)
+        if inst.issued < len(inst.members):
+            return
+        held, inst.held = inst.held, []
+        assert self._nccl is not None
+        priced = self._nccl.price(inst.phase_type, inst.size, inst.members)
+        now = self.queue.now
+        end = now + priced.duration_ns
+        shared = (list(priced.dim_bytes), [f"nccl:{priced.choice.name}"], [[now, end]])
+        works = []
+        for rank, request, on_done, arg, issued_ns in held:
+            if rank in self._mirror_ranks:  # it runs nothing and reports its representative's times
+                continue
+            work = self._new_work(rank, inst, request, on_done, arg, shared=shared)
+            work.record.start_ns = issued_ns
+            work.record.end_ns = end
+            work.record.chunks = 1
+            self._in_flight[(rank, id(work))] = work
+            works.append(work)
+        self._instances.pop(inst.key, None)
+        self.queue.schedule_at(end, self._symmetric_done, works)
+
     def flush(self, inst: CollectiveInstance) -> None:
+        if self.tuned(inst):
+            pending, inst.pending = inst.pending, []
+            self.flush_tuned(inst, pending)
+            return
         pending = self.take_pending(inst)
         if not pending:
             return

@@ -96,6 +96,8 @@ def test_search_includes_offload_when_the_platform_has_a_tier(tiny_model, tmp_pa
         recompute=("full",),
         schedules=("1f1b",),
         sp=(False,),
+        offload_params=(False,),  # this test is about the optimizer's states (test_offload_more.py: the rest)
+        offload_activations=(False,),
     )
     without = search(SearchInputs(tiny_model, 16, 64, dgx16), space=space, top_k=0)
     assert [r.params.get("offload_optimizer", False) for r in without.rows] == [False]

@@ -24,6 +24,9 @@ A1-A2, D5; ``network/analytical.py``, ``collectives/logical.py``, ``endpoint/ast
   a full all-reduce on each dimension (``baseline``) or reduce-scatters, an all-reduce on the
   last dimension and all-gathers back (``localBWAware``); ring or direct per dimension.
 
+With ``system.collective_tuner: nccl`` (default mode) the collectives NCCL tunes take NCCL's
+price instead (``system/nccl_pricing.py``, docs/nccl.md), as the simulation does.
+
 ``tests/optimize/strategy/test_comm.py`` checks every form against a simulation. Sizes in bytes,
 times in seconds.
 """
@@ -40,6 +43,7 @@ from trainsim.collectives.logical import spanning_list, spans_all
 from trainsim.config.types import Platform
 from trainsim.enums import CommType
 from trainsim.errors import ConfigError
+from trainsim.system.nccl_pricing import TUNED_TYPES, NcclPricing
 from trainsim.topology import MultiDimTopology
 
 FAST_PATH_NS = (
@@ -63,6 +67,9 @@ class CommModel:
         self.endpoint_s = platform.system.endpoint_delay_ns * 1e-9
         self.reduce_bw = platform.system.local_mem_bw
         self.collective = lru_cache(maxsize=None)(self._collective)
+        # NCCL's choice prices collectives when the platform asks for it (docs/nccl.md)
+        tuned = platform.system.collective_tuner == "nccl" and platform.compat != "astra"
+        self._nccl = NcclPricing(platform) if tuned else None
 
     def edge(self, src: int, dst: int) -> tuple[float, float]:
         """(fixed seconds, seconds per byte) of one message from ``src`` to ``dst``."""
@@ -80,6 +87,8 @@ class CommModel:
         n = len(members)
         if n <= 1 or size <= 0:
             return 0.0
+        if self._nccl is not None and comm_type in TUNED_TYPES:
+            return self._nccl.price(comm_type, int(size), members).duration_ns * 1e-9
         if n == self.npus:
             return self._on_dims(comm_type, size)
         if comm_type == AR:

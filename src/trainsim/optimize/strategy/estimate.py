@@ -40,9 +40,11 @@ from dataclasses import dataclass
 from trainsim.config.types import Platform
 from trainsim.enums import CommType
 from trainsim.errors import ConfigError
+from trainsim.memory.expansion import resolve_platform
 from trainsim.optimize.strategy.comm import CommModel
 from trainsim.workload.generate import Parallelism
-from trainsim.workload.generate.memory import stage_params
+from trainsim.workload.generate.memory import layer_activation_bytes, stage_params
+from trainsim.workload.generate.schedule import in_flight
 from trainsim.workload.generate.transformer_gen import (
     OPTIMIZER_BYTES_PER_PARAM,
     CollStep,
@@ -99,7 +101,7 @@ class StepEstimator:
         self.spec = spec
         self.timer = timer
         self.precision = precision
-        self.comm = CommModel(platform)
+        self.comm = CommModel(resolve_platform(platform))  # a PCM-backed tier priced by its model
         self._blocks: dict[tuple[int, bool, int, str], Blocks] = {}
         self._op_s: dict[object, float] = {}
         self._tails: dict[tuple[int, ...], float] = {}
@@ -173,19 +175,28 @@ class StepEstimator:
         dp_group = tuple(d * tp for d in range(dp))
         layer_params = spec.dense_params_per_layer() / tp
         f_pass = b_pass = 0.0  # per chunk pass: the ZeRO-3 collectives no compute hides
-        if zero3:
-            ag = self.comm.collective(AG, int(layer_params * par.param_bytes / dp), dp_group)
-            rs = self.comm.collective(RS, int(layer_params * par.grad_bytes), dp_group)
-            ag_b = ag if par.reshard_after_forward else 0.0
+        load = 0.0  # offload_params: one layer's weight load from the tier, on the copy engine
+        if par.offload_params:
+            copy = layer_params * par.param_bytes / (dp if zero3 else 1)
+            load = self.tier_access_s(int(copy), par.world)
+        if zero3 or load:
+            ag = self.comm.collective(AG, int(layer_params * par.param_bytes / dp), dp_group) if zero3 else 0.0
+            rs = self.comm.collective(RS, int(layer_params * par.grad_bytes), dp_group) if zero3 else 0.0
+            ag_b = ag if par.reshard_after_forward or not zero3 else 0.0
+            load_b = load if par.reshard_after_forward or not zero3 else 0.0
+            # forward: the load, then the gather; backward: the load beside the previous
+            # layer's reduce-scatter (two engines), then the gather (the DP stream)
+            f_need = load + ag
+            b_need = max(load_b, rs) + ag_b if ag_b else max(load_b, rs)
             if par.zero3_prefetch >= 1:
                 # one stream: a layer's compute hides the next layer's gather (and in the
                 # backward the previous layer's reduce-scatter) but a pass's first gather
                 # and its backward's last reduce-scatter wait alone
-                f_stall = max(0.0, ag - b.layer_fwd.compute_s)
-                b_stall = max(0.0, ag_b + rs - b.layer_bwd.compute_s)
-                f_pass, b_pass = ag - f_stall, ag_b + rs - b_stall
+                f_stall = max(0.0, f_need - b.layer_fwd.compute_s)
+                b_stall = max(0.0, b_need - b.layer_bwd.compute_s)
+                f_pass, b_pass = f_need - f_stall, b_need - b_stall
             else:  # gathered when the layer starts, reduced before the next one's gather
-                f_stall, b_stall = ag, ag_b + rs
+                f_stall, b_stall = f_need, load_b + ag_b + rs
             f_layer += f_stall
             b_layer += b_stall
         send = gather = 0.0
@@ -193,6 +204,11 @@ class StepEstimator:
             send = self.comm.send_s(0, stride, b.p2p_bytes)
             gather = self.comm.collective(AG, b.p2p_bytes, tp_group) if b.p2p_gather else 0.0
         crossing = send + gather
+        act_access = 0.0  # offload_activations: one chunk's store (or load) of saved activations
+        if par.offload_activations:
+            kept = layer_activation_bytes(spec, par)[0] * layers / v
+            act_access = self.tier_access_s(int(kept), par.world)
+        kind = par.schedule if pp > 1 or v > 1 else "1f1b"
         busy: list[float] = []
         compute: list[float] = []
         tp_exposed: list[float] = []
@@ -212,6 +228,13 @@ class StepEstimator:
                 c += b.head_fwd.compute_s + b.head_bwd.compute_s
                 t += self._tp_s(b.head_fwd, tp_group) + self._tp_s(b.head_bwd, tp_group)
             x = 2 * v * crossing if pp > 1 else 0.0
+            if act_access and in_flight(kind, s, pp, m, v) > 1:
+                # per chunk: the load of the next backward runs during the forward before it,
+                # the store of a forward during the backward after it, both on the copy engine
+                # (behind the pass's weight loads, which take ``2 layers_c load`` of it)
+                fc, bc = f / v, bw / v
+                weights = 2 * layers / v * load
+                x += v * max(0.0, act_access - fc, 2 * act_access + weights - fc - bc)
             busy.append(f + bw + x)
             compute.append(c)
             tp_exposed.append(t)

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from trainsim.errors import ConfigError, InfeasibleError
+from trainsim.memory.expansion import resolve_memory
 from trainsim.optimize.strategy.estimate import Estimate, StepEstimator
 from trainsim.optimize.strategy.space import SearchSpace, enumerate_strategies
 from trainsim.optimize.strategy.subplatform import sub_platform_document
@@ -183,7 +184,7 @@ def search(
     progress: Callable[[str], None] | None = None,
 ) -> SearchResult:
     """Run the search; see the module docstring."""
-    from trainsim.compute import OperatorTimer
+    from trainsim.compute import OperatorTimer, get_device
     from trainsim.config.platform import parse_platform
     from trainsim.workload.models import get_model
 
@@ -203,18 +204,23 @@ def search(
             f"{inputs.model} is not a transformer; the strategy search covers transformers (TP/PP/SP need one)",
             field="model",
         )
-    timer = OperatorTimer(inputs.device)
+    timer = OperatorTimer(get_device(inputs.device, platform.devices))  # a built-in or the file's own
     capacity = timer.memory_capacity
     estimator = StepEstimator(spec, timer, platform)
     context = {"model": inputs.model, "seq": inputs.seq, "gpus": inputs.gpus, "global_batch": inputs.global_batch,
                "device": inputs.device, "platform": doc, "backend": inputs.backend}  # fmt: skip
     context_json = _json(context)
     has_tier = platform.memory.mode != "NO_MEMORY_EXPANSION"
-    tier_per_npu = platform.memory.capacity_per_npu(inputs.gpus)
+    tier_per_npu = resolve_memory(platform.memory).capacity_per_npu(inputs.gpus)
     space = space or SearchSpace()
-    if space.offload is None:
-        space = replace(space, offload=(False, True) if has_tier else (False,))
-    elif True in space.offload and not has_tier:
+    both = (False, True) if has_tier else (False,)
+    space = replace(
+        space,
+        offload=both if space.offload is None else space.offload,
+        offload_params=both if space.offload_params is None else space.offload_params,
+        offload_activations=both if space.offload_activations is None else space.offload_activations,
+    )
+    if True in (*(space.offload or ()), *(space.offload_params or ()), *(space.offload_activations or ())) and not has_tier:
         raise ConfigError(
             "offloading needs an expanded-memory tier: the platform's memory section has mode none",
             file=inputs.platform,
@@ -234,12 +240,14 @@ def search(
         valid += 1
         mem = _memory(spec, par, capacity)
         key = row_key(context_json, cand.params)
-        if par.offload_optimizer:
+        if par.offloads:
             try:
                 check_offload([stage_memory(spec, par, s) for s in {0, par.pp - 1}], tier_per_npu)
             except InfeasibleError as exc:
+                kinds = [name for on, name in ((par.offload_optimizer, "optimizer states"), (par.offload_params, "weights"),
+                                               (par.offload_activations, "activations")) if on]  # fmt: skip
                 rej = rejections.setdefault(
-                    "does not fit: offloaded optimizer states exceed the expanded-memory tier",
+                    f"does not fit: offloaded {' + '.join(kinds)} exceed the expanded-memory tier",
                     Rejection(),
                 )
                 rej.count += 1
@@ -318,8 +326,9 @@ def needs_every_rank(par: Parallelism) -> bool:
     """Whether simulating ``par`` runs every rank: the replica slice
     (``system/symmetry/replica.py``) refuses ZeRO-3/FSDP and overlapped gradient reduction,
     whose data-parallel collectives overlap the step, and memory accesses after the gradient
-    synchronization (optimizer-state offload)."""
-    return par.dp > 1 and (par.zero >= 3 or par.overlap_grad_reduce or par.offload_optimizer)
+    synchronization (optimizer-state offload), and any offload, whose accesses of one node or
+    pool queue together across replicas."""
+    return par.dp > 1 and (par.zero >= 3 or par.overlap_grad_reduce or par.offloads)
 
 
 def simulate_strategies(result: SearchResult, strategies: list[dict[str, Any]], run: RunItems, jobs: int = 1,

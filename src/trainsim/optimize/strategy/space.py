@@ -5,9 +5,11 @@ global batch fixed: TP and PP over the divisors of the GPU count (DP the rest), 
 schedule (1F1B, GPipe, interleaved 1F1B with every virtual-stage count that divides the layers
 of a stage), the micro-batch over the divisors of the per-replica batch, ZeRO stage 0-3
 (FSDP FULL_SHARD is generated as ZeRO-3, so it is not a separate choice), sequence
-parallelism (with TP > 1), recomputation (none, selective, full), and optimizer-state offload
-to the platform's expanded-memory tier when it has one. The generator has no context
-parallelism and no parameter or activation offload, so none is searched; overlapped gradient
+parallelism (with TP > 1), recomputation (none, selective, full), and offload of optimizer
+states, layer weights and saved activations (activations only with PP > 1: a single stage runs
+each backward right after its forward, so nothing would leave HBM) to the platform's
+expanded-memory tier when it has one. The generator has no context parallelism for the
+search to use (its ``cp`` is not searched); overlapped gradient
 reduction is searched only when asked (``overlap=True``): the replica slice cannot simulate it
 (every rank runs).
 
@@ -50,6 +52,10 @@ class SearchSpace:
     offload: tuple[bool, ...] | None = None
     """Optimizer states in the expanded-memory tier (``Parallelism.offload_optimizer``); None:
     both when the platform has a tier (its ``memory`` section), else off (:func:`~.search.search`)."""
+    offload_params: tuple[bool, ...] | None = None
+    """Layer weights in the tier (``Parallelism.offload_params``); None: as ``offload``."""
+    offload_activations: tuple[bool, ...] | None = None
+    """Saved activations in the tier (``Parallelism.offload_activations``, PP > 1); None: as ``offload``."""
 
     def __post_init__(self) -> None:
         for z in self.zero:
@@ -122,9 +128,11 @@ def enumerate_strategies(
                         space.zero if dp > 1 else (0,),
                         space.recompute,
                     ):
-                        for overlap, offload in product(
+                        for overlap, offload, off_w, off_a in product(
                             space.overlap if dp > 1 and zero < 3 else (False,),
                             space.offload or (False,),
+                            space.offload_params or (False,),
+                            space.offload_activations if pp > 1 and space.offload_activations else (False,),
                         ):
                             if probe.parallelism is None:
                                 params = {**probe.params, "sp": sp, "zero": zero, "recompute": rc}
@@ -144,12 +152,14 @@ def enumerate_strategies(
                                     rc,
                                     overlap,
                                     offload,
+                                    off_w,
+                                    off_a,
                                 )
 
 
 def _candidate(
     spec: TransformerSpec, tp: int, pp: int, dp: int, mb: int, batch: int, sched: str, v: int,
-    sp: bool, zero: int, rc: str, overlap: bool, offload: bool,
+    sp: bool, zero: int, rc: str, overlap: bool, offload: bool, off_w: bool = False, off_a: bool = False,
 ) -> Candidate:  # fmt: skip
     params: dict[str, object] = {
         "tp": tp, "pp": pp, "dp": dp, "micro_batch": mb, "schedule": sched, "virtual_stages": v,
@@ -159,6 +169,10 @@ def _candidate(
         params["overlap_grad_reduce"] = True
     if offload:
         params["offload_optimizer"] = True
+    if off_w:
+        params["offload_params"] = True
+    if off_a:
+        params["offload_activations"] = True
     if mb == 0:
         message = f"DP={dp} does not divide the global batch {batch}"
         return Candidate(params, None, message, _reason_class(message))
@@ -166,7 +180,7 @@ def _candidate(
         par = Parallelism(
             tp=tp, pp=pp, dp=dp, micro_batch=mb, global_batch=batch, schedule=sched,  # type: ignore[arg-type]
             virtual_stages=v, sp=sp, zero=zero, recompute=rc, overlap_grad_reduce=overlap,  # type: ignore[arg-type]
-            offload_optimizer=offload,
+            offload_optimizer=offload, offload_params=off_w, offload_activations=off_a,
         )  # fmt: skip
         par.check_transformer(spec.heads, spec.kv_heads, spec.ffn, spec.layers, spec.experts)
     except (InfeasibleError, ConfigError) as exc:

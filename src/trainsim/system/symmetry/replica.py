@@ -25,7 +25,8 @@ Rank numbering and the platform are the full run's, so tensor-parallel collectiv
 pipeline sends price exactly as there. The makespan equals the full simulation's
 (``tests/system/test_replica.py`` checks it on small cases).
 
-Preconditions (checked): a ``pairwise`` backend; no expert parallelism (its
+Preconditions (checked): a ``pairwise`` backend; no memory offload to a per-node or pooled
+tier (its accesses queue across replicas); no expert parallelism (its
 all-to-alls cross replicas during the step); ZeRO stage below 3 and no
 ``overlap_grad_reduce`` (their reductions overlap compute and each other); in every graph
 only compute and cross-replica collectives follow the first cross-replica collective.
@@ -256,6 +257,9 @@ def simulate_replica(
     _check(workload, backend)
     stages = max(workload.stage_of_rank) + 1
     positions = [_cross_positions(workload, s) for s in range(stages)]
+    par = workload.parallelism
+    if par is not None and par.offloads and platform.memory.mode in ("PER_NODE_MEMORY_EXPANSION", "MEMORY_POOL"):
+        raise ConfigError("a node's or a pool's memory accesses queue across replicas; simulate every rank", field="memory.mode")
     replica_nodes = sum(len(g) for g, replica in zip(workload.graphs, workload.replica_of_rank, strict=True) if replica == 0)
     overall = _Overall(progress, _sync_nodes(workload, positions) + replica_nodes)
     t0 = time.perf_counter()

@@ -144,6 +144,11 @@ class RepresentativeRuntime(CollectiveRuntime):
     """A collective runtime in which one request stands for every member's identical request."""
 
     def flush(self, inst: CollectiveInstance) -> None:
+        if self.tuned(inst):  # NCCL-priced: no phases to represent (system/nccl_pricing.py)
+            pending, inst.pending = inst.pending, []
+            inst.issued = len(inst.members)
+            self.flush_tuned(inst, pending)
+            return
         pending = self.take_pending(inst)
         if not pending:
             return

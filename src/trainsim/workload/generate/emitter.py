@@ -120,10 +120,15 @@ class Emitter:
         self.recompute.append(0.0)
         return nid
 
-    def memory(self, name: str, node_type: int, size: int, deps: Sequence[int]) -> int:
+    def memory(self, name: str, node_type: int, size: int, deps: Sequence[int], *, copy_engine: bool = False) -> int:
         """A MEM_LOAD or MEM_STORE node of ``size`` bytes to the expanded-memory tier, after
-        ``deps`` only (not chained: it runs beside the rank's compute and communication)."""
-        nid = self.builder.add(self._id(), node_type, name, tensor_size=int(size), data_deps=list(deps))
+        ``deps`` only (not chained). It holds the rank's GPU communication slot, or with
+        ``copy_engine`` its CPU slot (``is_cpu_op``; ``system/rank.py``), which nothing else of a
+        generated step uses: a copy stream beside compute and collectives, one access at a time."""
+        if copy_engine:
+            nid = self.builder.add(self._id(), node_type, name, tensor_size=int(size), data_deps=list(deps), is_cpu_op=True)
+        else:
+            nid = self.builder.add(self._id(), node_type, name, tensor_size=int(size), data_deps=list(deps))
         self.roles.append(0)
         self.recompute.append(0.0)
         return nid

@@ -134,9 +134,24 @@ def stage_memory(spec: TransformerSpec, par: Parallelism, stage: int, *, capacit
         transient += gathered * (spec.dense_params_per_layer() / par.tp) * par.param_bytes
     if par.cp > 1:  # the gathered keys and values of the whole sequence (Llama 3's all-gather CP)
         transient += 2 * par.micro_batch * spec.seq * spec.kv_dim / par.tp * par.act_bytes
+    weights, optimizer = w1 + w2, o1 + o2
+    off_w = off_a = 0.0
+    if par.offload_params:  # the layers' weights live in the tier; loaded ones stay in HBM
+        layers = par.stage_layers(spec.layers)[stage]
+        layer_copy = spec.dense_params_per_layer() / par.tp * par.param_bytes / (par.dp_cp if par.zero >= 3 else 1)
+        off_w = layers * layer_copy
+        weights -= off_w - min(layers, par.zero3_prefetch + 1) * layer_copy
+    if par.offload_activations and live_chunks > 1:
+        # every chunk in flight may sit in the tier; HBM holds the one being built, the one
+        # prefetched for the next backward and the one whose store is still running
+        chunk = kept * chunk_layers
+        off_a = live_chunks * chunk
+        activations = min(live_chunks, 3) * chunk
     if par.offload_optimizer:
-        return MemoryBreakdown(stage, dense + expert, w1 + w2, g1 + g2, 0.0, activations, transient, capacity, o1 + o2)
-    return MemoryBreakdown(stage, dense + expert, w1 + w2, g1 + g2, o1 + o2, activations, transient, capacity)
+        optimizer, off_o = 0.0, optimizer
+    else:
+        off_o = 0.0
+    return MemoryBreakdown(stage, dense + expert, weights, g1 + g2, optimizer, activations, transient, capacity, off_o + off_w + off_a, off_w, off_a)
 
 
 def check_offload(memory: list[MemoryBreakdown], capacity_per_npu: float, tier: str = "the expanded-memory tier") -> None:
@@ -146,8 +161,12 @@ def check_offload(memory: list[MemoryBreakdown], capacity_per_npu: float, tier: 
 
     worst = max(memory, key=lambda m: m.offloaded)
     if worst.offloaded > capacity_per_npu:
+        parts = [(worst.offloaded - worst.offloaded_weights - worst.offloaded_activations, "optimizer states"),
+                 (worst.offloaded_weights, "weights"), (worst.offloaded_activations, "activations")]  # fmt: skip
+        what = [f"{b / 1e9:.2f} GB of {name}" for b, name in parts if b > 0]
+        detail = what[0] if len(what) == 1 else f"{worst.offloaded / 1e9:.2f} GB ({', '.join(what)})"
         raise InfeasibleError(
-            f"pipeline stage {worst.stage} offloads {worst.offloaded / 1e9:.2f} GB of optimizer states per NPU "
+            f"pipeline stage {worst.stage} offloads {detail} per NPU "
             f"but {tier} holds {capacity_per_npu / 1e9:.2f} GB per NPU",
             hint="raise ZeRO's stage or the data-parallel degree (smaller shards), or give the tier more capacity",
         )
@@ -165,7 +184,9 @@ class MemoryBreakdown:
     activations: float
     transient: float  # working set on top of the saved activations (recompute, logits)
     capacity: float = 0.0
-    offloaded: float = 0.0  # bytes kept in the expanded-memory tier (not in ``total``)
+    offloaded: float = 0.0  # bytes kept in the expanded-memory tier (not in ``total``), all kinds
+    offloaded_weights: float = 0.0  # of which layer weights (``offload_params``)
+    offloaded_activations: float = 0.0  # of which saved activations (``offload_activations``)
 
     @property
     def total(self) -> float:

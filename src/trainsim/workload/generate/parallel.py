@@ -50,6 +50,14 @@ class Parallelism:
     the rank's shard) in the platform's expanded-memory tier instead of HBM: the optimizer
     step loads them (overlapping the gradient synchronization) and stores them back (ZeRO-Offload,
     Ren et al. 2021, with the tier in place of host memory).
+    ``offload_params`` keeps the transformer layers' weights (the rank's copy: its ZeRO-3 shard
+    under ZeRO-3) in the tier and loads each layer before its forward and its backward, on
+    every micro-batch, prefetched ``zero3_prefetch`` layers ahead (ZeRO-Infinity's parameter
+    offload, Rajbhandari et al. SC'21 §5); ``offload_activations`` stores a chunk's saved
+    activations after its forward and loads them back before its backward, prefetched one
+    pass ahead, for every micro-batch whose backward is not the stage's next pass (Megatron's
+    activation offloading, with the tier in place of host memory). Both run on the rank's copy
+    engine (``is_cpu_op`` memory nodes: beside compute and collectives, one at a time).
     """
 
     tp: int = 1
@@ -67,6 +75,8 @@ class Parallelism:
     order: str = DEFAULT_ORDER
     overlap_grad_reduce: bool = False
     offload_optimizer: bool = False  # optimizer states in the expanded-memory tier (ZeRO-Offload style, on the device)
+    offload_params: bool = False  # layer weights in the tier, loaded per layer and pass (ZeRO-Infinity style)
+    offload_activations: bool = False  # saved activations stored after the forward, loaded before the backward
     pp_scatter_gather: bool = True  # Megatron SC'21 §4.1: split p2p tensors over TP, all-gather after
     param_bytes: int = 2  # bf16/fp16 parameters
     grad_bytes: int = 2  # gradients as reduced over DP
@@ -146,6 +156,11 @@ class Parallelism:
             raise ConfigError("give either layers_per_stage or first/last_stage_layers, not both", field="layers_per_stage")
         if len(per_stage) != self.pp or any(not isinstance(n, int) or isinstance(n, bool) or n < 1 for n in per_stage):
             raise ConfigError(f"{list(per_stage)} must list {self.pp} positive integers (one per pipeline stage)", field="layers_per_stage")
+
+    @property
+    def offloads(self) -> bool:
+        """Whether anything lives in the expanded-memory tier (optimizer, weights, activations)."""
+        return self.offload_optimizer or self.offload_params or self.offload_activations
 
     @property
     def world(self) -> int:

@@ -40,7 +40,7 @@ from dataclasses import dataclass, replace
 
 from trainsim.enums import CommType, NodeType
 from trainsim.workload.generate.emitter import NEXT, PREV, RECOMPUTE_PREFIX, Emitter, Template
-from trainsim.workload.generate.memory import stage_params
+from trainsim.workload.generate.memory import layer_activation_bytes, stage_params
 from trainsim.workload.generate.parallel import Parallelism
 from trainsim.workload.generate.schedule import stage_schedule
 from trainsim.workload.models.ops import (
@@ -160,7 +160,7 @@ class TransformerGenerator:
         self.stage_layer_counts = par.stage_layers(spec.layers)
         self.n_global_chunks = par.chunks
         zero3 = par.zero >= 3
-        self.keep_markers = zero3 or par.overlap_grad_reduce
+        self.keep_markers = zero3 or par.overlap_grad_reduce or par.offload_params
         sel = par.recompute == "selective" and not spec.fused_attention
         block = [("L", it) for it in block_items(spec, self.shard)]
         self.block_fwd = _compile(block, "fwd", False)
@@ -270,6 +270,24 @@ class TransformerGenerator:
         layer_w_shard = self.layer_params() * par.param_bytes / par.dp_cp
         expert_grad = self.layer_expert_params() * par.grad_bytes
         ag_ids: dict[tuple[str, int, int], int] = {}
+        load_ids: dict[tuple[str, int, int], int] = {}  # offload_params: each layer's weight load
+        layer_copy = int(self.layer_params() * par.param_bytes / (par.dp_cp if zero3 else 1))
+        act_store, act_load = self._activation_offload(schedule)
+        act_store_ids: dict[tuple[int, int], int] = {}
+        act_load_ids: dict[tuple[int, int], int] = {}
+        copies: list[tuple[str, int, int, int, int]] = []  # activation transfers not yet emitted
+
+        def flush_copies() -> None:
+            """Emit the waiting activation stores and loads (in order): after the weight loads
+            a pass needs first, so that they queue behind those on the copy engine."""
+            gate = [em.tail] if em.tail is not None else []
+            for what, mb_, chunk_, size_, after in copies:
+                if what == "store":
+                    act_store_ids[(mb_, chunk_)] = em.memory(f"mb{mb_}.c{chunk_}.activations_store", NodeType.MEM_STORE_NODE, size_, [after], copy_engine=True)
+                else:
+                    deps = [act_store_ids[(mb_, chunk_)], *gate]
+                    act_load_ids[(mb_, chunk_)] = em.memory(f"mb{mb_}.c{chunk_}.activations_load", NodeType.MEM_LOAD_NODE, size_, deps, copy_engine=True)
+            copies.clear()
         dp_stream: list[int | None] = [None]  # the last ZeRO-3 collective on the DP group
         gather_bwd = par.reshard_after_forward
 
@@ -288,14 +306,33 @@ class TransformerGenerator:
             if layer not in chunk_layers or (direction, mb, layer) in ag_ids:
                 return
             gate = [em.tail] if em.tail is not None else []
+            loaded = load_ids.get((direction, mb, layer))
+            gate += [loaded] if loaded is not None else []
             ag_ids[(direction, mb, layer)] = dp_collective(f"mb{mb}.L{layer}.{direction}.zero3_allgather", CommType.ALL_GATHER, int(layer_w_shard), gate)
 
+        def issue_load(direction: str, mb: int, layer: int, chunk_layers: range) -> None:
+            """Load ``layer``'s weights from the tier (``offload_params``), issued now, on the
+            copy engine: after the compute emitted so far, as a ZeRO-3 gather is."""
+            if layer not in chunk_layers or (direction, mb, layer) in load_ids:
+                return
+            gate = [em.tail] if em.tail is not None else []
+            load_ids[(direction, mb, layer)] = em.memory(f"mb{mb}.L{layer}.{direction}.weights_load", NodeType.MEM_LOAD_NODE, layer_copy, gate, copy_engine=True)
+
         pending: list[int] = []
-        for kind, mb, chunk in schedule:
+        kept = layer_activation_bytes(self.spec, par)[0]
+        for index, (kind, mb, chunk) in enumerate(schedule):
             gchunk = chunk * par.pp + stage
             direction = "fwd" if kind == "F" else "bwd"
             chunk_layers = self.chunk_ranges[gchunk]
             prefix = f"mb{mb}" + (f".c{chunk}" if v > 1 else "")
+            ahead = schedule[index + 1] if index + 1 < len(schedule) else None
+            if ahead is not None and ahead[0] == "B" and (ahead[1], ahead[2]) in act_load:
+                # prefetch the next backward's activations while this pass runs
+                size = int(kept * len(self.chunk_ranges[ahead[2] * par.pp + stage]))
+                copies.append(("load", ahead[1], ahead[2], size, -1))
+            weight_loads = par.offload_params and (direction == "fwd" or gather_bwd or not zero3)
+            if copies and not weight_loads:
+                flush_copies()
             # receive the input of this pass
             if kind == "F" and gchunk > 0:
                 r = em.recv(f"{prefix}.recv_act", p2p_size, PREV, self._tag(mb, gchunk - 1, False))
@@ -309,18 +346,30 @@ class TransformerGenerator:
                 if gather:
                     pending.append(em.collective(f"{prefix}.grad_allgather", CommType.ALL_GATHER, p2p_size, "tp", pending))
                     pending = []
+            if kind == "B" and (mb, chunk) in act_load:
+                if (mb, chunk) not in act_load_ids:
+                    flush_copies()
+                pending.append(act_load_ids[(mb, chunk)])
             steps = self.program(gchunk, direction)
             for step in steps:
                 if isinstance(step, Marker):
-                    if zero3 and step.what == "start" and (direction == "fwd" or gather_bwd):
-                        # the layer's gather, and those of the next zero3_prefetch layers of
-                        # the pass, issued when the layer starts (FSDP: limit_all_gathers and
-                        # BACKWARD_PRE prefetch; DeepSpeed: the prefetch bucket)
+                    gathers = zero3 and (direction == "fwd" or gather_bwd)
+                    loads = weight_loads
+                    if step.what == "start" and (gathers or loads):
+                        # the layer's gather (and weight load), and those of the next
+                        # zero3_prefetch layers of the pass, issued when the layer starts (FSDP:
+                        # limit_all_gathers and BACKWARD_PRE prefetch; DeepSpeed: the prefetch
+                        # bucket; ZeRO-Infinity fetches offloaded parameters the same way)
                         order = list(chunk_layers) if direction == "fwd" else list(reversed(chunk_layers))
                         i = order.index(step.layer)
-                        for ahead in order[i : i + 1 + par.zero3_prefetch]:
-                            issue_ag(direction, mb, ahead, chunk_layers)
-                        pending.append(ag_ids[(direction, mb, step.layer)])
+                        for later in order[i : i + 1 + par.zero3_prefetch]:
+                            if loads:
+                                issue_load(direction, mb, later, chunk_layers)
+                            if gathers:
+                                issue_ag(direction, mb, later, chunk_layers)
+                        pending.append(ag_ids[(direction, mb, step.layer)] if gathers else load_ids[(direction, mb, step.layer)])
+                        if copies:
+                            flush_copies()
                     elif step.what == "done" and direction == "bwd":
                         if zero3:
                             dp_collective(f"{prefix}.L{step.layer}.zero3_grad_reducescatter", CommType.REDUCE_SCATTER, int(layer_grad), [em.tail] if em.tail is not None else [])
@@ -341,11 +390,15 @@ class TransformerGenerator:
                     pending = []
             # hand the output on
             tail = [em.tail] if em.tail is not None else []
+            if kind == "F" and (mb, chunk) in act_store:
+                copies.append(("store", mb, chunk, int(kept * len(chunk_layers)), tail[0]))
             if kind == "F" and gchunk < self.n_global_chunks - 1:
                 em.send(f"{prefix}.send_act", p2p_size, NEXT, self._tag(mb, gchunk, False), tail)
             if kind == "B" and gchunk > 0:
                 em.send(f"{prefix}.send_grad", p2p_size, PREV, self._tag(mb, gchunk, True), tail)
 
+        if copies:
+            flush_copies()
         # -- after the last backward: embedding, data-parallel and expert gradient sync -------
         last_compute = em.tail
         dense, expert = self.stage_params(stage)
@@ -378,6 +431,22 @@ class TransformerGenerator:
         if dp_on and par.zero in (1, 2):
             em.collective("param_allgather", CommType.ALL_GATHER, int(dense * par.param_bytes / par.dp_cp), "dp")
         return em.build()
+
+    def _activation_offload(self, schedule: Sequence[tuple[str, int, int]]) -> tuple[set[tuple[int, int]], set[tuple[int, int]]]:
+        """(micro-batch, chunk) pairs whose activations go to the tier after the forward and
+        come back before the backward (``offload_activations``): those whose backward is not
+        the stage's next pass (the last stage of 1F1B keeps everything: it runs each backward
+        right after its forward)."""
+        if not self.par.offload_activations:
+            return set(), set()
+        out: set[tuple[int, int]] = set()
+        for index, (kind, mb, chunk) in enumerate(schedule):
+            if kind != "F":
+                continue
+            after = schedule[index + 1] if index + 1 < len(schedule) else None
+            if after != ("B", mb, chunk):
+                out.add((mb, chunk))
+        return out, out
 
 
 def _relabel(step: Step, layer: int, prefix: str = "") -> Step:

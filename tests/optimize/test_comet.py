@@ -1,0 +1,109 @@
+"""The COMET study (optimize/comet.py): clusters as platforms, the best strategy per cluster in a
+resumable sweep store, infeasible clusters recorded, the gain from the tier, the CLI."""
+
+import json
+from dataclasses import replace
+
+import pytest
+
+from trainsim.compute import get_device
+from trainsim.config.platform import parse_platform
+from trainsim.memory.expansion import resolve_memory
+from trainsim.optimize.comet import (
+    DEVICE,
+    STUDY_SPACE,
+    Cluster,
+    StudyInputs,
+    cluster_of,
+    cluster_platform,
+    expansion_gains,
+    grid,
+    plot_frontier,
+    run_study,
+)
+from trainsim.sweep.store import SweepStore
+
+
+@pytest.fixture
+def tiny(tmp_path):
+    path = tmp_path / "tiny.json"
+    path.write_text(json.dumps({"model_type": "gpt2", "n_embd": 512, "n_layer": 4, "n_head": 16, "vocab_size": 1000, "n_positions": 256}))
+    return StudyInputs(model=str(path), global_batch=64, space=replace(STUDY_SPACE, tp=(1, 2, 4, 8), pp=(1, 2, 4), micro_batch=(1, 2)))
+
+
+def test_a_cluster_is_a_platform_with_its_npu_and_tier():
+    c = Cluster(hbm_gb=40, tflops=312, hbm_tbps=2, inter_gbps=12.5, expansion_gbps=64)
+    p = parse_platform(cluster_platform(c), "comet")
+    assert p.network.sizes == (8, 128)
+    assert [d.bandwidth for d in p.network.dims] == [300e9, 12.5e9]
+    npu = get_device(DEVICE, p.devices)
+    assert npu.peak("bf16") == 312e12 and npu.hbm_capacity == 40e9 and npu.hbm_bandwidth == 2e12
+    assert p.memory.latency_ns == 250 and p.memory.bandwidth == 64e9
+    assert p.memory.capacity_per_npu(1024) == 64e9  # 512 GB per node of 8
+    assert parse_platform(cluster_platform(Cluster()), "c").memory.mode == "NO_MEMORY_EXPANSION"
+    pcm = replace(c, expansion_technology="pcm", expansion_gbps=0.0, pcm=(("banks", 16), ("channels", 4), ("devices", 8),
+                                                                        ("load", 0.5), ("requests", 4000), ("scheme", "tri")))  # fmt: skip
+    tier = resolve_memory(parse_platform(cluster_platform(pcm), "c").memory)
+    assert tier.technology == "pcm" and 500 < tier.latency_ns < 2000 and tier.capacity == 64e9
+
+
+def test_grid_multiplies_the_axes():
+    clusters = grid(hbm_gb=(40.0, 80.0), inter_gbps=(12.5, 25.0, 100.0))
+    assert len(clusters) == 6 and len(set(clusters)) == 6
+    assert {c.hbm_gb for c in clusters} == {40.0, 80.0}
+
+
+def test_study_records_the_best_strategy_infeasible_clusters_and_resumes(tiny, tmp_path):
+    clusters = [replace(c, nodes=2) for c in grid(hbm_gb=(0.01, 0.12), expansion_gbps=(0.0, 64.0))]
+    store_path = tmp_path / "comet.sqlite"
+    with SweepStore(store_path) as store:
+        rows = run_study(clusters, store, tiny)
+        assert store.count() == 4
+    by = {(cluster_of(r).hbm_gb, cluster_of(r).has_tier): r for r in rows}
+    small = by[(0.01, False)]
+    assert small["status"] == "infeasible" and "no strategy fits: does not fit" in small["error"]
+    assert by[(0.01, True)]["status"] == "ok" and by[(0.01, True)]["offloaded_bytes"] > 0  # only the tier makes it fit
+    big = by[(0.12, False)]
+    assert big["status"] == "ok" and big["step_s"] > 0 and big["best_tp"] * big["best_pp"] * big["best_dp"] == 16
+    assert big["best_without_offload_s"] == big["step_s"]
+    gains = {g["cluster"].hbm_gb: g["gain"] for g in expansion_gains(rows)}
+    assert gains[0.01] == float("inf")
+    assert gains[0.12] >= 1.0  # the search may offload, never has to
+    # a second run finds every cluster in the store and searches none
+    said: list[str] = []
+    with SweepStore(store_path) as store:
+        again = run_study(clusters, store, tiny, progress=said.append)
+        assert store.count() == 4
+    assert all("in the store" in line for line in said)
+    assert [r["key"] for r in again] == [r["key"] for r in rows]
+    png = plot_frontier(rows, tmp_path / "frontier.png")
+    assert png.stat().st_size > 10_000
+
+
+def test_tp_stays_within_a_node_unless_asked(tiny):
+    c = replace(Cluster(), npus_per_node=4)
+    assert tiny.space_for(c).tp == (1, 2, 4)
+    assert replace(tiny, tp_within_node=False).space_for(c).tp == (1, 2, 4, 8)
+
+
+def test_cli_study_comet(tiny, tmp_path, capsys):
+    from trainsim.cli.main import EXIT_USER_ERROR, main
+
+    args = ["study", "comet", "--model", tiny.model, "--global-batch", "64", "--npus", "16", "--npus-per-node", "8",
+            "--hbm-gb", "0.01,0.12", "--expansion-gbps", "0,64", "--inter-gbps", "25", "--store", str(tmp_path / "s.sqlite"),
+            "--plot", str(tmp_path / "f.png")]  # fmt: skip
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "3 of 4 clusters feasible" in out and "only with the tier" in out and (tmp_path / "f.png").exists()
+    assert main([*args[:-2], "--npus-per-node", "3"]) == EXIT_USER_ERROR
+    assert "expected whole divisors of --npus 16" in capsys.readouterr().err
+
+
+def test_study_simulates_the_best_and_reports_the_estimates_error(tiny, tmp_path):
+    from trainsim.sweep.runner import run_items
+
+    clusters = [replace(c, nodes=2) for c in grid(hbm_gb=(0.01,), expansion_gbps=(64.0,))]  # only offloading fits
+    with SweepStore(tmp_path / "sim.sqlite") as store:
+        (row,) = run_study(clusters, store, replace(tiny, top_k=1), run=run_items)
+    assert row["status"] == "ok" and row["offloaded_bytes"] > 0 and row["simulated"] == 1
+    assert row["best_simulated_s"] > 0 and abs(row["best_estimate_error"]) < 0.10
