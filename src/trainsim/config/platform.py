@@ -25,6 +25,7 @@ endpoint model it names (``trainsim.endpoint.registry``), with the same messages
 from __future__ import annotations
 
 import math
+import types
 from pathlib import Path
 from typing import Any, get_args, get_origin
 
@@ -33,6 +34,7 @@ from pydantic import BaseModel, ValidationError
 
 from trainsim.config.astra import cross_check, parse_comm_groups
 from trainsim.config.checks import did_you_mean, show
+from trainsim.config.clos import ClosParams, ClosTier
 from trainsim.config.files import load_yaml_mapping, read_text, yaml_line
 from trainsim.config.knobs import check_system
 from trainsim.config.platform_models import (
@@ -90,8 +92,10 @@ def _model_at(loc: tuple[str | int, ...], root: type[BaseModel]) -> type[BaseMod
         if info is None:
             return None
         ann = info.annotation
-        while get_origin(ann) is list:
-            ann = get_args(ann)[0]
+        while get_origin(ann) is list or isinstance(ann, types.UnionType):
+            # list[X] -> X; X | None -> X (an optional section, such as a clos fabric's tiers)
+            args = [a for a in get_args(ann) if a is not type(None)]
+            ann = args[0] if len(args) == 1 else None
         if not (isinstance(ann, type) and issubclass(ann, BaseModel)):
             return None
         model = ann
@@ -169,13 +173,14 @@ def load_platform(path: str | Path) -> Platform:
 
 def _to_platform(m: PlatformModel, file: str, endpoint: EndpointSpec | None) -> Platform:
     link_unit = ASTRA_GBPS if m.compat == "astra" else GBPS
+    fabric = _fabric(m.network.fabric, file, math.prod(d.size for d in m.network.dims))
     network = NetworkSpec(
         dims=tuple(
             DimSpec(d.topology, d.size, d.bandwidth_gbps * link_unit, d.latency_ns)
             for d in m.network.dims
-        ),
+        ) or _derived_dims(fabric),
         source=file,
-        fabric=_fabric(m.network.fabric, file, math.prod(d.size for d in m.network.dims)),
+        fabric=fabric,
     )
     s = m.system
     system = SystemSpec(
@@ -294,6 +299,24 @@ def _backend_options(sections: dict[str, dict[str, Any]], file: str) -> dict[str
     return {name: validate_options(name, raw, file=file) for name, raw in sections.items()}
 
 
+def _derived_dims(fabric: FabricSpec | None) -> tuple[DimSpec, ...]:
+    """A clos fabric's equivalent dims (``config/clos.py``); the model has checked that a
+    network without dims has one."""
+    assert fabric is not None and fabric.clos is not None
+    return fabric.clos.dims()
+
+
+def _clos(f: FabricModel) -> ClosParams | None:
+    if f.tiers is None:
+        return None
+    tiers = []
+    bandwidth = 0.0
+    for t in f.tiers:
+        bandwidth = t.bandwidth_gbps * GBPS if t.bandwidth_gbps is not None else bandwidth
+        tiers.append(ClosTier(t.size, bandwidth, t.latency_ns, t.oversubscription, t.rail, t.switches))
+    return ClosParams(tuple(tiers))
+
+
 def _fabric(f: FabricModel | None, file: str, npus: int = 0) -> FabricSpec | None:
     if f is None:
         return None
@@ -314,6 +337,7 @@ def _fabric(f: FabricModel | None, file: str, npus: int = 0) -> FabricSpec | Non
         uplink_latency_ns=f.uplink_latency_ns,
         file=graph_file,
         wafer=wafer,
+        clos=_clos(f),
     )
 
 
@@ -326,11 +350,24 @@ def _fabric_dict(f: FabricSpec) -> dict[str, Any]:
             "npu_l2_gbps": w.npu_l2_bw / GBPS, "io_controllers": w.io_controllers, "io_gbps": w.io_bw / GBPS,
             "in_network": w.in_network, "latency_ns": w.latency_ns, "placement": w.placement,
         }
+    elif f.kind == "clos" and f.clos is not None:
+        del out["latency_ns"]  # a clos fabric's latencies are per tier
+        out["tiers"] = [
+            {"size": t.size, "bandwidth_gbps": _in_unit(t.bandwidth, GBPS), "latency_ns": t.latency_ns,
+             "oversubscription": t.oversubscription, "rail": t.rail, "switches": t.switches}
+            for t in f.clos.tiers
+        ]
     elif f.kind == "leaf_spine":
         out.update(hosts_per_leaf=f.hosts_per_leaf, spines=f.spines, oversubscription=f.oversubscription, bandwidth_gbps=_in_unit(f.bandwidth, GBPS))
     else:
         out["file"] = f.file
     return out
+
+
+def _derived(network: NetworkSpec) -> bool:
+    """Whether ``network``'s dims are those its clos fabric derives (then left out of a dump)."""
+    clos = network.fabric.clos if network.fabric is not None else None
+    return clos is not None and network.dims == clos.dims()
 
 
 def _in_unit(value: float, unit: float) -> float:
@@ -363,6 +400,7 @@ def platform_to_dict(p: Platform) -> dict[str, Any]:
                     "latency_ns": d.latency_ns,
                 }
                 for d in p.network.dims
+                if not _derived(p.network)  # a clos fabric's own dims are written as its tiers
             ],
             **({"fabric": _fabric_dict(p.network.fabric)} if p.network.fabric else {}),
         },

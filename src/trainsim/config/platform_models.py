@@ -13,6 +13,7 @@ in ``platform.py``: endpoint models are plug-ins, so its shape is not fixed here
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any, Literal, cast
 
 from pydantic import (
@@ -154,12 +155,31 @@ class WaferModel(_Model):
         return self
 
 
+class ClosTierModel(_Model):
+    """One tier of a Clos fabric, lowest first: tier 0 the NPUs of a node (NVLink), tier 1 the
+    nodes under a leaf, tier 2 the leaves of a pod, tier 3 the pods (docs/topologies.md)."""
+
+    name: str = Field("", description="A label (node, leaf, pod, core): reports and errors only")
+    size: int = Field(ge=2, le=MAX_NPUS, description="Units of the tier below in one unit of this tier (tier 0: NPUs per node)")
+    bandwidth_gbps: GBps | None = Field(
+        None, description="Per-NPU link bandwidth into this tier before the taper, GB/s or with its unit; "
+        "needed on tiers 0 and 1, default above: the tier below's",
+    )
+    latency_ns: NonNeg = Field(0.0, description="One way through this tier's switch (link up plus link down), ns")
+    oversubscription: Positive = Field(
+        1.0, description="Down:up ratio entering this tier (2 = 2:1); tier 1: NPUs per NIC; tier 0 has none",
+    )
+    rail: bool = Field(False, description="Tier 1 only: one leaf per NPU position of a node (rail-optimized)")
+    switches: int = Field(1, ge=1, description="Tiers 2 and up: parallel switches per unit, ECMP over them")
+
+
 class FabricModel(_Model):
     """A physical fabric under the logical dims: leaf_spine (a two-level Clos / fat-tree with
-    an oversubscription ratio, ECMP routing) or graph (an edge list or GraphML file, shortest
-    paths). Used by the congestion_aware and flow backends."""
+    an oversubscription ratio, ECMP routing), clos (k tiers, each with its oversubscription),
+    or graph (an edge list or GraphML file, shortest paths). Used by the congestion_aware and
+    flow backends; a clos fabric also gives the network its dims (docs/topologies.md)."""
 
-    kind: Literal["leaf_spine", "graph", "wafer"]
+    kind: Literal["leaf_spine", "graph", "wafer", "clos"]
     hosts_per_leaf: int = Field(0, ge=0)
     spines: int = Field(0, ge=0)
     oversubscription: Positive = 1.0
@@ -168,6 +188,20 @@ class FabricModel(_Model):
     uplink_latency_ns: NonNeg | None = Field(None, description="Leaf-spine link latency, ns (leaf_spine; default latency_ns)")
     file: str = Field("", description="Edge list ('a b bandwidth_gbps latency_ns' lines) or GraphML, for kind graph")
     wafer: WaferModel | None = Field(None, description="A wafer's mesh or FRED fabric, for kind wafer (docs/fred.md)")
+    tiers: list[ClosTierModel] | None = Field(None, description="clos: the tiers, lowest (NVLink) first (docs/topologies.md)")
+
+    @model_validator(mode="after")
+    def _clos_tiers(self) -> FabricModel:
+        if (self.kind == "clos") != (self.tiers is not None):
+            raise ValueError("kind clos needs tiers, and only kind clos takes them")
+        stray = sorted(self.model_fields_set - {"kind", "tiers"}) if self.kind == "clos" else []
+        if stray:
+            raise ValueError(f"kind clos takes its sizes, bandwidths and latencies per tier; got {', '.join(stray)} "
+                             "(expected only kind and tiers)")
+        problem = clos_problem(self.tiers) if self.tiers is not None else None
+        if problem:
+            raise ValueError(problem)
+        return self
 
     @model_validator(mode="after")
     def _complete(self) -> FabricModel:
@@ -180,11 +214,46 @@ class FabricModel(_Model):
         return self
 
 
-class NetworkModel(_Model):
-    """A multi-dimensional network; rank ids vary fastest in dims[0]."""
+def clos_problem(tiers: list[ClosTierModel]) -> str | None:
+    """What is wrong with a clos fabric's tiers, or None."""
+    if len(tiers) < 2:
+        return f"tiers: {len(tiers)} given; expected at least 2 (the node, then the tiers joining nodes)"
+    for i, tier in enumerate(tiers):
+        where = f"tiers[{i}]" + (f" ({tier.name})" if tier.name else "")
+        if i < 2 and tier.bandwidth_gbps is None:
+            return f"{where}.bandwidth_gbps: missing; expected on tiers 0 and 1 (NVLink, NIC)"
+        if i == 0 and tier.oversubscription != 1.0:
+            return f"{where}.oversubscription: got {tier.oversubscription}; tier 0 has no tier below to taper from (expected 1)"
+        if tier.rail and i != 1:
+            return f"{where}.rail: only tier 1 (the leaves) can be rail-optimized"
+        if tier.switches != 1 and i < 2:
+            return f"{where}.switches: got {tier.switches}; only tiers 2 and up have parallel switches (expected 1)"
+    npus = math.prod(t.size for t in tiers)
+    if npus > MAX_NPUS:
+        return f"tiers: {' x '.join(str(t.size) for t in tiers)} = {npus:,} NPUs; at most {MAX_NPUS:,}"
+    return None
 
-    dims: list[DimModel] = Field(min_length=1)
+
+class NetworkModel(_Model):
+    """A multi-dimensional network; rank ids vary fastest in dims[0]. With a clos fabric the
+    dims may be left out: they are derived from its tiers (docs/topologies.md)."""
+
+    dims: list[DimModel] = Field(default_factory=list, description="The dimensions, lowest first; "
+                                 "required unless the fabric is a clos")
     fabric: FabricModel | None = None
+
+    @model_validator(mode="after")
+    def _dims_or_clos(self) -> NetworkModel:
+        clos = self.fabric is not None and self.fabric.kind == "clos"
+        if not self.dims and not clos:
+            raise ValueError("dims: missing; expected a list of dimensions (or a fabric of kind clos, which derives them)")
+        if clos and self.dims and self.fabric is not None and self.fabric.tiers is not None:
+            want = math.prod(d.size for d in self.dims)
+            got = math.prod(t.size for t in self.fabric.tiers)
+            if got != want:
+                sizes = " x ".join(str(t.size) for t in self.fabric.tiers)
+                raise ValueError(f"fabric.tiers: sizes {sizes} = {got:,} NPUs but the dims have {want:,}; expected the same count")
+        return self
 
     @model_validator(mode="after")
     def _npus_in_range(self) -> NetworkModel:

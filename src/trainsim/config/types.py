@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from trainsim import budget
 from trainsim.config.wafer import WaferParams
+
+if TYPE_CHECKING:
+    from trainsim.config.clos import ClosParams
 
 TopologyKind = Literal["Ring", "FullyConnected", "Switch", "Mesh"]
 Compat = Literal["default", "astra"]
@@ -46,7 +49,7 @@ class FabricSpec:
     With a fabric, ``NetworkSpec.dims`` is the logical view the collectives use, and the
     congestion-aware and flow backends route messages over the fabric's links."""
 
-    kind: Literal["leaf_spine", "graph", "wafer"]
+    kind: Literal["leaf_spine", "graph", "wafer", "clos"]
     hosts_per_leaf: int = 0
     spines: int = 0
     oversubscription: float = 1.0
@@ -55,6 +58,7 @@ class FabricSpec:
     uplink_latency_ns: float | None = None  # leaf-spine links (leaf_spine); None: latency_ns
     file: str = ""  # edge list or GraphML, for kind "graph"
     wafer: WaferParams | None = None  # for kind "wafer" (docs/fred.md)
+    clos: ClosParams | None = None  # for kind "clos" (docs/topologies.md)
 
 
 @dataclass(frozen=True)

@@ -206,6 +206,12 @@ def build_graph(spec: NetworkSpec) -> LinkGraph:
         if fabric.wafer.npus != spec.npus:
             raise ConfigError(f"the wafer fabric has {fabric.wafer.npus} NPUs but the network's dims {spec.npus}", field="network.fabric")
         return wafer_fabric(fabric.wafer)
+    if fabric.kind == "clos" and fabric.clos is not None:
+        from trainsim.topology.clos import clos_fabric
+
+        if fabric.clos.npus != spec.npus:
+            raise ConfigError(f"the clos fabric has {fabric.clos.npus} NPUs but the network's dims {spec.npus}", field="network.fabric.tiers")
+        return clos_fabric(fabric.clos)
     if fabric.kind == "leaf_spine":
         return leaf_spine(spec.npus, fabric.hosts_per_leaf, fabric.spines, fabric.bandwidth, fabric.latency_ns, oversubscription=fabric.oversubscription, uplink_latency_ns=fabric.uplink_latency_ns)
     return load_edge_list(fabric.file, spec.npus)

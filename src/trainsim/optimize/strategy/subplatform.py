@@ -20,9 +20,32 @@ from typing import Any
 from trainsim.errors import ConfigError
 
 
+def _clos_dims(doc: dict[str, Any], file: str) -> dict[str, Any]:
+    """``doc`` with a dims-less clos fabric replaced by its derived dims (docs/topologies.md):
+    the sub-platform of a job is cut from those, as the congestion-unaware search sees them."""
+    from trainsim.config.platform import parse_platform
+    from trainsim.units import ASTRA_GBPS, GBPS
+
+    platform = parse_platform(doc, file)
+    unit = ASTRA_GBPS if platform.compat == "astra" else GBPS  # what the file's bandwidth_gbps means
+    out = copy.deepcopy(doc)
+    out["network"] = {"dims": [
+        {"topology": d.kind, "size": d.size, "bandwidth_gbps": d.bandwidth / unit, "latency_ns": d.latency_ns}
+        for d in platform.network.dims
+    ]}
+    return out
+
+
 def sub_platform_document(doc: dict[str, Any], gpus: int, file: str) -> dict[str, Any]:
-    """The platform document for ranks ``0 .. gpus-1`` of ``doc`` (a native platform file)."""
+    """The platform document for ranks ``0 .. gpus-1`` of ``doc`` (a native platform file); a
+    clos fabric without dims is cut as its derived dims (the fabric itself is left out then)."""
     network = doc.get("network") if isinstance(doc, dict) else None
+    fabric = network.get("fabric") if isinstance(network, dict) else None
+    if isinstance(fabric, dict) and fabric.get("kind") == "clos" and not network.get("dims"):  # type: ignore[union-attr]
+        whole = _clos_dims(doc, file)
+        if gpus != math.prod(d["size"] for d in whole["network"]["dims"]):
+            return sub_platform_document(whole, gpus, file)
+        return doc
     dims = network.get("dims") if isinstance(network, dict) else None
     if (
         not isinstance(dims, list)

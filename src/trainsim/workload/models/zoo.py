@@ -67,6 +67,15 @@ TRANSFORMERS: dict[str, Callable[[], TransformerSpec]] = {
     "llama3-8b": lambda: _llama("llama3-8b", 32, 4096, 32, 8, 14336),
     "llama3-70b": lambda: _llama("llama3-70b", 80, 8192, 64, 8, 28672),
     "llama3-405b": lambda: _llama("llama3-405b", 126, 16384, 128, 8, 53248),
+    # BigScience BLOOM (Le Scao et al. 2022; bigscience-workshop/bigscience train/tr11-176B-ml
+    # README and slurm script): 70 layers, hidden 14336, 112 heads, seq 2048, GELU MLP of 4h,
+    # tied embeddings, vocabulary padded to 250,880, ALiBi (no position table).
+    "bloom-176b": lambda: TransformerSpec(
+        "bloom-176b", layers=70, hidden=14336, heads=112, ffn=4 * 14336, vocab=250880, seq=2048, learned_positions=False
+    ),
+    # Megatron-Turing NLG 530B (Smith et al. 2022, arXiv:2201.11990): 105 layers, hidden 20480,
+    # 128 heads, seq 2048; GPT-2 vocabulary padded to 51,200 as Megatron does (the shape of Table 1's 530B row).
+    "mt-nlg-530b": lambda: _gpt("mt-nlg-530b", 105, 20480, 128),
     # Jiang et al. 2024 (Mixtral of Experts), Table 1: 8 experts, top-2, 32k vocab.
     "mixtral-8x7b": lambda: _llama("mixtral-8x7b", 32, 4096, 32, 8, 14336, vocab=32000, seq=4096, experts=8, top_k=2),
 }
