@@ -1,0 +1,301 @@
+//! The hot calls as a CPython extension module (``link_core``), declared by hand against
+//! CPython's stable ABI (no crates): ``send`` and the proxy's wake-up run without ctypes'
+//! per-call argument conversion, and the wake-up calls each ``on_arrival`` itself. The cold
+//! calls (set-up, statistics) stay on the C ABI through ctypes.
+
+use std::os::raw::{c_char, c_int, c_void};
+use std::ptr::null_mut;
+
+use crate::Core;
+
+#[repr(C)]
+pub struct PyObject {
+    ob_refcnt: isize,
+    ob_type: *mut c_void,
+}
+
+type FastCall = unsafe extern "C" fn(*mut PyObject, *const *mut PyObject, isize) -> *mut PyObject;
+type OneArg = unsafe extern "C" fn(*mut PyObject, *mut PyObject) -> *mut PyObject;
+
+#[repr(C)]
+pub struct PyMethodDef {
+    ml_name: *const c_char,
+    ml_meth: *const c_void,
+    ml_flags: c_int,
+    ml_doc: *const c_char,
+}
+
+#[repr(C)]
+pub struct PyModuleDefBase {
+    ob_base: PyObject,
+    m_init: *const c_void,
+    m_index: isize,
+    m_copy: *mut PyObject,
+}
+
+#[repr(C)]
+pub struct PyModuleDef {
+    m_base: PyModuleDefBase,
+    m_name: *const c_char,
+    m_doc: *const c_char,
+    m_size: isize,
+    m_methods: *const PyMethodDef,
+    m_slots: *const c_void,
+    m_traverse: *const c_void,
+    m_clear: *const c_void,
+    m_free: *const c_void,
+}
+
+const METH_O: c_int = 0x0008;
+const METH_FASTCALL: c_int = 0x0080;
+const API_VERSION: c_int = 1013;
+
+extern "C" {
+    static mut _Py_NoneStruct: PyObject;
+    static mut PyExc_RuntimeError: *mut PyObject;
+    fn Py_IncRef(o: *mut PyObject);
+    fn Py_DecRef(o: *mut PyObject);
+    fn PyModule_Create2(def: *mut PyModuleDef, api: c_int) -> *mut PyObject;
+    fn PyCFunction_NewEx(ml: *const PyMethodDef, slf: *mut PyObject, module: *mut PyObject) -> *mut PyObject;
+    fn PyLong_AsVoidPtr(o: *mut PyObject) -> *mut c_void;
+    fn PyLong_AsLongLong(o: *mut PyObject) -> i64;
+    fn PyLong_AsUnsignedLongLong(o: *mut PyObject) -> u64;
+    fn PyLong_FromLongLong(v: i64) -> *mut PyObject;
+    fn PyLong_FromUnsignedLongLong(v: u64) -> *mut PyObject;
+    fn PyFloat_AsDouble(o: *mut PyObject) -> f64;
+    fn PyFloat_FromDouble(v: f64) -> *mut PyObject;
+    fn PyErr_Occurred() -> *mut PyObject;
+    fn PyErr_SetString(t: *mut PyObject, msg: *const c_char);
+    fn PyList_Size(o: *mut PyObject) -> isize;
+    fn PyList_GetItem(o: *mut PyObject, i: isize) -> *mut PyObject;
+    fn PyTuple_GetItem(o: *mut PyObject, i: isize) -> *mut PyObject;
+    fn PyTuple_New(n: isize) -> *mut PyObject;
+    fn PyTuple_SetItem(t: *mut PyObject, i: isize, o: *mut PyObject) -> c_int;
+    fn PyIter_Next(o: *mut PyObject) -> *mut PyObject;
+    fn PyObject_CallFunctionObjArgs(f: *mut PyObject, ...) -> *mut PyObject;
+    fn PyObject_GetAttrString(o: *mut PyObject, name: *const c_char) -> *mut PyObject;
+    fn PyObject_SetAttrString(o: *mut PyObject, name: *const c_char, v: *mut PyObject) -> c_int;
+}
+
+/// What the core holds of the Python side (strong references, released by [`release`]).
+pub struct Host {
+    queue: *mut PyObject,
+    heap: *mut PyObject,
+    seq: *mut PyObject,
+    heappush: *mut PyObject,
+    wake: *mut PyObject,
+    /// slot -> (on_arrival, arg), strong references while the message is on the links
+    calls: Vec<(*mut PyObject, *mut PyObject)>,
+    delivered: u64,
+    counted: u64,
+}
+
+unsafe fn none() -> *mut PyObject {
+    let n = std::ptr::addr_of_mut!(_Py_NoneStruct);
+    Py_IncRef(n);
+    n
+}
+
+unsafe fn fail(msg: &'static [u8]) -> *mut PyObject {
+    PyErr_SetString(PyExc_RuntimeError, msg.as_ptr() as *const c_char);
+    null_mut()
+}
+
+unsafe fn core_of(o: *mut PyObject) -> *mut Core {
+    PyLong_AsVoidPtr(o) as *mut Core
+}
+
+/// Release the references the core holds (from ``lc_free``).
+pub unsafe fn release(host: &mut Option<Host>) {
+    if let Some(h) = host.take() {
+        for (cb, arg) in h.calls {
+            if !cb.is_null() {
+                Py_DecRef(cb);
+                Py_DecRef(arg);
+            }
+        }
+        for o in [h.queue, h.heap, h.seq, h.heappush, h.wake] {
+            Py_DecRef(o);
+        }
+    }
+}
+
+/// The next number of the kernel's counter.
+unsafe fn next_seq(h: &Host) -> Option<u64> {
+    let n = PyIter_Next(h.seq);
+    if n.is_null() {
+        return None;
+    }
+    let v = PyLong_AsUnsignedLongLong(n);
+    Py_DecRef(n);
+    Some(v)
+}
+
+/// Push a proxy at the core's earliest event when it asked for one.
+unsafe fn arm(c: &Core, h: &Host) -> bool {
+    if c.state[2] == 0.0 {
+        return true;
+    }
+    let t = PyTuple_New(4);
+    PyTuple_SetItem(t, 0, PyFloat_FromDouble(c.state[0]));
+    PyTuple_SetItem(t, 1, PyLong_FromUnsignedLongLong(c.state[1] as u64));
+    Py_IncRef(h.wake);
+    PyTuple_SetItem(t, 2, h.wake);
+    PyTuple_SetItem(t, 3, none());
+    let r = PyObject_CallFunctionObjArgs(h.heappush, h.heap, t, null_mut::<PyObject>());
+    Py_DecRef(t);
+    if r.is_null() {
+        return false;
+    }
+    Py_DecRef(r);
+    true
+}
+
+/// ``attach(core, queue, heappush)``: the kernel this core runs on; returns the proxy's
+/// callable (``wake(_)``).
+unsafe extern "C" fn attach(_m: *mut PyObject, args: *const *mut PyObject, n: isize) -> *mut PyObject {
+    if n != 3 {
+        return fail(b"attach(core, queue, heappush)\0");
+    }
+    let c = &mut *core_of(*args);
+    let queue = *args.add(1);
+    let heap = PyObject_GetAttrString(queue, b"_heap\0".as_ptr() as *const c_char);
+    let seq = PyObject_GetAttrString(queue, b"_seq\0".as_ptr() as *const c_char);
+    if heap.is_null() || seq.is_null() {
+        return null_mut();
+    }
+    let wake = PyCFunction_NewEx(std::ptr::addr_of!(WAKE), *args, null_mut());
+    if wake.is_null() {
+        return null_mut();
+    }
+    Py_IncRef(queue);
+    Py_IncRef(*args.add(2));
+    release(&mut c.host);
+    c.host = Some(Host { queue, heap, seq, heappush: *args.add(2), wake, calls: Vec::new(), delivered: 0, counted: 0 });
+    none()
+}
+
+/// ``send(core, route, nbytes, on_arrival, arg)``: a message onto its route at the kernel's now.
+unsafe extern "C" fn send(_m: *mut PyObject, args: *const *mut PyObject, n: isize) -> *mut PyObject {
+    if n != 5 {
+        return fail(b"send(core, route, nbytes, on_arrival, arg)\0");
+    }
+    let c = &mut *core_of(*args);
+    let route = PyLong_AsLongLong(*args.add(1));
+    let nbytes = PyLong_AsUnsignedLongLong(*args.add(2));
+    if !PyErr_Occurred().is_null() {
+        return null_mut();
+    }
+    let Some(h) = c.host.as_mut() else { return fail(b"link core: attach first\0") };
+    let now_o = PyObject_GetAttrString(h.queue, b"now\0".as_ptr() as *const c_char);
+    if now_o.is_null() {
+        return null_mut();
+    }
+    let now = PyFloat_AsDouble(now_o);
+    Py_DecRef(now_o);
+    let Some(seq) = next_seq(h) else { return null_mut() };
+    let (cb, arg) = (*args.add(3), *args.add(4));
+    Py_IncRef(cb);
+    Py_IncRef(arg);
+    let slot = c.send(route as u32, nbytes, now, seq) as usize;
+    let h = c.host.as_mut().unwrap();
+    if slot < h.calls.len() {
+        h.calls[slot] = (cb, arg);
+    } else {
+        h.calls.push((cb, arg));
+    }
+    if !arm(c, c.host.as_ref().unwrap()) {
+        return null_mut();
+    }
+    none()
+}
+
+/// The proxy's callable: run the core up to the kernel's next event, calling each
+/// delivered message's ``on_arrival(arg)`` in its place.
+unsafe extern "C" fn wake(core: *mut PyObject, _arg: *mut PyObject) -> *mut PyObject {
+    let c = &mut *core_of(core);
+    let mut woken = true;
+    loop {
+        let h = c.host.as_ref().unwrap();
+        let (limit_t, limit_seq) = if PyList_Size(h.heap) > 0 {
+            let top = PyList_GetItem(h.heap, 0);
+            let t = PyFloat_AsDouble(PyTuple_GetItem(top, 0));
+            (t, PyLong_AsLongLong(PyTuple_GetItem(top, 1)))
+        } else {
+            (0.0, -1)
+        };
+        let Some(seq) = next_seq(h) else { return null_mut() };
+        let slot = c.run(limit_t, limit_seq, seq, woken);
+        woken = false;
+        if slot < 0 {
+            break;
+        }
+        let h = c.host.as_mut().unwrap();
+        let (cb, arg) = std::mem::replace(&mut h.calls[slot as usize], (null_mut(), null_mut()));
+        h.delivered += 1;
+        let now = PyFloat_FromDouble(c.state[3]);
+        let ok = PyObject_SetAttrString(h.queue, b"now\0".as_ptr() as *const c_char, now);
+        Py_DecRef(now);
+        let r = if ok == 0 { PyObject_CallFunctionObjArgs(cb, arg, null_mut::<PyObject>()) } else { null_mut() };
+        Py_DecRef(cb);
+        Py_DecRef(arg);
+        if r.is_null() {
+            return null_mut();
+        }
+        Py_DecRef(r);
+    }
+    let h = c.host.as_mut().unwrap();
+    // the kernel counted this proxy as one event: count the core's events instead
+    let add = c.events as i64 - h.counted as i64 - 1;
+    h.counted = c.events;
+    let name = b"events_processed\0".as_ptr() as *const c_char;
+    let before = PyObject_GetAttrString(h.queue, name);
+    if before.is_null() {
+        return null_mut();
+    }
+    let total = PyLong_FromLongLong(PyLong_AsLongLong(before) + add);
+    Py_DecRef(before);
+    let ok = PyObject_SetAttrString(h.queue, name, total);
+    Py_DecRef(total);
+    if ok != 0 || !arm(c, c.host.as_ref().unwrap()) {
+        return null_mut();
+    }
+    none()
+}
+
+/// ``delivered(core)``: messages delivered so far.
+unsafe extern "C" fn delivered(_m: *mut PyObject, core: *mut PyObject) -> *mut PyObject {
+    let c = &*core_of(core);
+    PyLong_FromUnsignedLongLong(c.host.as_ref().map_or(0, |h| h.delivered))
+}
+
+static mut WAKE: PyMethodDef =
+    PyMethodDef { ml_name: b"wake\0".as_ptr() as *const c_char, ml_meth: wake as OneArg as *const c_void, ml_flags: METH_O, ml_doc: null_mut() as *const c_char };
+
+static mut METHODS: [PyMethodDef; 4] = [
+    PyMethodDef { ml_name: b"attach\0".as_ptr() as *const c_char, ml_meth: attach as FastCall as *const c_void, ml_flags: METH_FASTCALL, ml_doc: null_mut() as *const c_char },
+    PyMethodDef { ml_name: b"send\0".as_ptr() as *const c_char, ml_meth: send as FastCall as *const c_void, ml_flags: METH_FASTCALL, ml_doc: null_mut() as *const c_char },
+    PyMethodDef { ml_name: b"delivered\0".as_ptr() as *const c_char, ml_meth: delivered as OneArg as *const c_void, ml_flags: METH_O, ml_doc: null_mut() as *const c_char },
+    PyMethodDef { ml_name: std::ptr::null(), ml_meth: std::ptr::null(), ml_flags: 0, ml_doc: std::ptr::null() },
+];
+
+static mut MODULE: PyModuleDef = PyModuleDef {
+    m_base: PyModuleDefBase { ob_base: PyObject { ob_refcnt: 1, ob_type: null_mut() }, m_init: std::ptr::null(), m_index: 0, m_copy: null_mut() },
+    m_name: b"link_core\0".as_ptr() as *const c_char,
+    m_doc: b"Hot calls of trainsim's congestion-aware compiled core\0".as_ptr() as *const c_char,
+    m_size: -1,
+    m_methods: std::ptr::null(),
+    m_slots: std::ptr::null(),
+    m_traverse: std::ptr::null(),
+    m_clear: std::ptr::null(),
+    m_free: std::ptr::null(),
+};
+
+/// # Safety
+/// Called once by CPython's import machinery, with the GIL held.
+#[no_mangle]
+pub unsafe extern "C" fn PyInit_link_core() -> *mut PyObject {
+    let m = std::ptr::addr_of_mut!(MODULE);
+    (*m).m_methods = std::ptr::addr_of!(METHODS) as *const PyMethodDef;
+    PyModule_Create2(m, API_VERSION)
+}
