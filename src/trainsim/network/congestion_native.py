@@ -182,8 +182,8 @@ class NativeCongestionAwareNetwork(CongestionAwareNetwork):
         self._routes[(src, dst)] = rid
         return int(rid)
 
-    @property  # type: ignore[override]
-    def messages_delivered(self) -> int:
+    @property
+    def messages_delivered(self) -> int:  # type: ignore[override]
         return int(self._core.delivered(self._handle)) + self._routeless
 
     def counters(self) -> tuple[int, int]:
@@ -216,14 +216,14 @@ class NativeCongestionAwareNetwork(CongestionAwareNetwork):
             for i in range(g.links)
         ]
 
-    @property  # type: ignore[override]
-    def link_bytes(self) -> list[int]:
+    @property
+    def link_bytes(self) -> list[int]:  # type: ignore[override]
         return [int(b) for b in self._link_arrays()[0]]
 
-    @property  # type: ignore[override]
-    def link_busy_ns(self) -> list[float]:
+    @property
+    def link_busy_ns(self) -> list[float]:  # type: ignore[override]
         return self._link_arrays()[1]
 
-    @property  # type: ignore[override]
-    def link_peak_queue(self) -> list[int]:
+    @property
+    def link_peak_queue(self) -> list[int]:  # type: ignore[override]
         return [int(b) for b in self._link_arrays()[2]]
