@@ -240,18 +240,6 @@ pub unsafe extern "C" fn lc_free(core: *mut Core) {
     }
 }
 
-/// Register a route (``n`` link ids, n >= 1); returns its id.
-///
-/// # Safety
-/// ``core`` comes from [`lc_new`]; ``links`` points to ``n`` valid link ids.
-#[no_mangle]
-pub unsafe extern "C" fn lc_route(core: *mut Core, links: *const u32, n: usize) -> u32 {
-    let c = &mut *core;
-    c.route_links.extend_from_slice(slice(links, n));
-    c.route_start.push(c.route_links.len() as u32);
-    (c.route_start.len() - 2) as u32
-}
-
 impl Core {
     /// Send ``nbytes`` on route ``route`` at ``now`` (the kernel's time); ``seq`` is a fresh
     /// number of the kernel's counter. Returns the message's slot (Python keeps its

@@ -1,8 +1,11 @@
 //! The hot calls as a CPython extension module (``link_core``), declared by hand against
-//! CPython's stable ABI (no crates): ``send`` and the proxy's wake-up run without ctypes'
-//! per-call argument conversion, and the wake-up calls each ``on_arrival`` itself. The cold
-//! calls (set-up, statistics) stay on the C ABI through ctypes.
+//! CPython's stable ABI (no crates): the backend's ``send`` (route cache and counters
+//! included) and the proxy's wake-up are builtins bound to the core, with no Python frame and
+//! no ctypes conversion per call (ctypes costs about 2.5 us a call here); the wake-up calls
+//! each ``on_arrival`` itself. The cold calls (set-up, statistics) stay on the C ABI
+//! through ctypes.
 
+use std::collections::HashMap;
 use std::os::raw::{c_char, c_int, c_void};
 use std::ptr::null_mut;
 
@@ -69,6 +72,7 @@ extern "C" {
     fn PyList_Size(o: *mut PyObject) -> isize;
     fn PyList_GetItem(o: *mut PyObject, i: isize) -> *mut PyObject;
     fn PyTuple_GetItem(o: *mut PyObject, i: isize) -> *mut PyObject;
+    fn PyTuple_Size(o: *mut PyObject) -> isize;
     fn PyTuple_New(n: isize) -> *mut PyObject;
     fn PyTuple_SetItem(t: *mut PyObject, i: isize, o: *mut PyObject) -> c_int;
     fn PyIter_Next(o: *mut PyObject) -> *mut PyObject;
@@ -84,9 +88,17 @@ pub struct Host {
     seq: *mut PyObject,
     heappush: *mut PyObject,
     wake: *mut PyObject,
+    /// ``graph.route(src, dst)`` (asked once per pair) and ``queue.schedule``
+    route_of: *mut PyObject,
+    schedule: *mut PyObject,
+    /// (src, dst) -> route id, -1 for a message that crosses no link
+    routes: HashMap<(u64, u64), i64>,
     /// slot -> (on_arrival, arg), strong references while the message is on the links
     calls: Vec<(*mut PyObject, *mut PyObject)>,
+    /// messages delivered, messages sent, bytes sent
     delivered: u64,
+    sent: u64,
+    bytes_sent: u64,
     counted: u64,
 }
 
@@ -114,7 +126,7 @@ pub unsafe fn release(host: &mut Option<Host>) {
                 Py_DecRef(arg);
             }
         }
-        for o in [h.queue, h.heap, h.seq, h.heappush, h.wake] {
+        for o in [h.queue, h.heap, h.seq, h.heappush, h.wake, h.route_of, h.schedule] {
             Py_DecRef(o);
         }
     }
@@ -151,42 +163,121 @@ unsafe fn arm(c: &Core, h: &Host) -> bool {
     true
 }
 
-/// ``attach(core, queue, heappush)``: the kernel this core runs on; returns the proxy's
-/// callable (``wake(_)``).
+/// ``attach(core, queue, heappush, route_of)``: the kernel this core runs on and the graph's
+/// routes; returns ``(wake, send)``: the proxy's callable and the backend's ``send(src, dst,
+/// nbytes, on_arrival, arg=None)``, both bound to this core.
 unsafe extern "C" fn attach(_m: *mut PyObject, args: *const *mut PyObject, n: isize) -> *mut PyObject {
-    if n != 3 {
-        return fail(b"attach(core, queue, heappush)\0");
+    if n != 4 {
+        return fail(b"attach(core, queue, heappush, route_of)\0");
     }
     let c = &mut *core_of(*args);
     let queue = *args.add(1);
     let heap = PyObject_GetAttrString(queue, b"_heap\0".as_ptr() as *const c_char);
     let seq = PyObject_GetAttrString(queue, b"_seq\0".as_ptr() as *const c_char);
-    if heap.is_null() || seq.is_null() {
+    let schedule = PyObject_GetAttrString(queue, b"schedule\0".as_ptr() as *const c_char);
+    if heap.is_null() || seq.is_null() || schedule.is_null() {
         return null_mut();
     }
     let wake = PyCFunction_NewEx(std::ptr::addr_of!(WAKE), *args, null_mut());
-    if wake.is_null() {
+    let send = PyCFunction_NewEx(std::ptr::addr_of!(SEND), *args, null_mut());
+    if wake.is_null() || send.is_null() {
         return null_mut();
     }
     Py_IncRef(queue);
     Py_IncRef(*args.add(2));
+    Py_IncRef(*args.add(3));
     release(&mut c.host);
-    c.host = Some(Host { queue, heap, seq, heappush: *args.add(2), wake, calls: Vec::new(), delivered: 0, counted: 0 });
-    none()
+    Py_IncRef(wake);
+    c.host = Some(Host {
+        queue,
+        heap,
+        seq,
+        heappush: *args.add(2),
+        wake,
+        route_of: *args.add(3),
+        schedule,
+        routes: HashMap::new(),
+        calls: Vec::new(),
+        delivered: 0,
+        sent: 0,
+        bytes_sent: 0,
+        counted: 0,
+    });
+    let out = PyTuple_New(2);
+    PyTuple_SetItem(out, 0, wake);
+    PyTuple_SetItem(out, 1, send);
+    out
 }
 
-/// ``send(core, route, nbytes, on_arrival, arg)``: a message onto its route at the kernel's now.
-unsafe extern "C" fn send(_m: *mut PyObject, args: *const *mut PyObject, n: isize) -> *mut PyObject {
-    if n != 5 {
-        return fail(b"send(core, route, nbytes, on_arrival, arg)\0");
+/// The route id of (src, dst), registering the route the first time (-1: no link).
+unsafe fn route_id(c: &mut Core, src: u64, dst: u64) -> Option<i64> {
+    let h = c.host.as_ref().unwrap();
+    if let Some(&rid) = h.routes.get(&(src, dst)) {
+        return Some(rid);
     }
-    let c = &mut *core_of(*args);
-    let route = PyLong_AsLongLong(*args.add(1));
+    let (a, b) = (PyLong_FromUnsignedLongLong(src), PyLong_FromUnsignedLongLong(dst));
+    let route = PyObject_CallFunctionObjArgs(h.route_of, a, b, null_mut::<PyObject>());
+    Py_DecRef(a);
+    Py_DecRef(b);
+    if route.is_null() {
+        return None;
+    }
+    let len = PyTuple_Size(route);
+    let mut links = Vec::with_capacity(len.max(0) as usize);
+    for k in 0..len {
+        links.push(PyLong_AsLongLong(PyTuple_GetItem(route, k)));
+    }
+    Py_DecRef(route);
+    if len < 0 || !PyErr_Occurred().is_null() {
+        return None;
+    }
+    if links.iter().any(|&l| l < 0 || l as usize >= c.busy.len()) {
+        fail(b"link core: a route names a link the graph does not have\0");
+        return None;
+    }
+    let rid = if links.is_empty() {
+        -1
+    } else {
+        c.route_links.extend(links.iter().map(|&l| l as u32));
+        c.route_start.push(c.route_links.len() as u32);
+        (c.route_start.len() - 2) as i64
+    };
+    c.host.as_mut().unwrap().routes.insert((src, dst), rid);
+    Some(rid)
+}
+
+/// ``send(src, dst, nbytes, on_arrival, arg=None)`` bound to a core: a message onto its route
+/// at the kernel's now (a message that crosses no link is delivered by the kernel at once).
+unsafe extern "C" fn send(core: *mut PyObject, args: *const *mut PyObject, n: isize) -> *mut PyObject {
+    if !(4..=5).contains(&n) {
+        return fail(b"send(src, dst, nbytes, on_arrival, arg=None)\0");
+    }
+    let c = &mut *core_of(core);
+    let src = PyLong_AsUnsignedLongLong(*args);
+    let dst = PyLong_AsUnsignedLongLong(*args.add(1));
     let nbytes = PyLong_AsUnsignedLongLong(*args.add(2));
     if !PyErr_Occurred().is_null() {
         return null_mut();
     }
-    let Some(h) = c.host.as_mut() else { return fail(b"link core: attach first\0") };
+    let (cb, arg) = (*args.add(3), if n == 5 { *args.add(4) } else { std::ptr::addr_of_mut!(_Py_NoneStruct) });
+    {
+        let h = c.host.as_mut().unwrap();
+        h.sent += 1;
+        h.bytes_sent += nbytes;
+    }
+    let Some(rid) = route_id(c, src, dst) else { return null_mut() };
+    let h = c.host.as_mut().unwrap();
+    if rid < 0 {
+        h.delivered += 1; // crosses no link: the kernel delivers it in this tick
+        let zero = PyFloat_FromDouble(0.0);
+        let r = PyObject_CallFunctionObjArgs(h.schedule, zero, cb, arg, null_mut::<PyObject>());
+        Py_DecRef(zero);
+        if r.is_null() {
+            return null_mut();
+        }
+        Py_DecRef(r);
+        return none();
+    }
     let now_o = PyObject_GetAttrString(h.queue, b"now\0".as_ptr() as *const c_char);
     if now_o.is_null() {
         return null_mut();
@@ -194,10 +285,9 @@ unsafe extern "C" fn send(_m: *mut PyObject, args: *const *mut PyObject, n: isiz
     let now = PyFloat_AsDouble(now_o);
     Py_DecRef(now_o);
     let Some(seq) = next_seq(h) else { return null_mut() };
-    let (cb, arg) = (*args.add(3), *args.add(4));
     Py_IncRef(cb);
     Py_IncRef(arg);
-    let slot = c.send(route as u32, nbytes, now, seq) as usize;
+    let slot = c.send(rid as u32, nbytes, now, seq) as usize;
     let h = c.host.as_mut().unwrap();
     if slot < h.calls.len() {
         h.calls[slot] = (cb, arg);
@@ -263,19 +353,26 @@ unsafe extern "C" fn wake(core: *mut PyObject, _arg: *mut PyObject) -> *mut PyOb
     none()
 }
 
-/// ``delivered(core)``: messages delivered so far.
-unsafe extern "C" fn delivered(_m: *mut PyObject, core: *mut PyObject) -> *mut PyObject {
+/// ``sent(core)``: (messages sent, bytes sent, messages delivered).
+unsafe extern "C" fn sent(_m: *mut PyObject, core: *mut PyObject) -> *mut PyObject {
     let c = &*core_of(core);
-    PyLong_FromUnsignedLongLong(c.host.as_ref().map_or(0, |h| h.delivered))
+    let (m, b, d) = c.host.as_ref().map_or((0, 0, 0), |h| (h.sent, h.bytes_sent, h.delivered));
+    let out = PyTuple_New(3);
+    PyTuple_SetItem(out, 0, PyLong_FromUnsignedLongLong(m));
+    PyTuple_SetItem(out, 1, PyLong_FromUnsignedLongLong(b));
+    PyTuple_SetItem(out, 2, PyLong_FromUnsignedLongLong(d));
+    out
 }
 
 static mut WAKE: PyMethodDef =
     PyMethodDef { ml_name: b"wake\0".as_ptr() as *const c_char, ml_meth: wake as OneArg as *const c_void, ml_flags: METH_O, ml_doc: null_mut() as *const c_char };
 
-static mut METHODS: [PyMethodDef; 4] = [
+static mut SEND: PyMethodDef =
+    PyMethodDef { ml_name: b"send\0".as_ptr() as *const c_char, ml_meth: send as FastCall as *const c_void, ml_flags: METH_FASTCALL, ml_doc: null_mut() as *const c_char };
+
+static mut METHODS: [PyMethodDef; 3] = [
     PyMethodDef { ml_name: b"attach\0".as_ptr() as *const c_char, ml_meth: attach as FastCall as *const c_void, ml_flags: METH_FASTCALL, ml_doc: null_mut() as *const c_char },
-    PyMethodDef { ml_name: b"send\0".as_ptr() as *const c_char, ml_meth: send as FastCall as *const c_void, ml_flags: METH_FASTCALL, ml_doc: null_mut() as *const c_char },
-    PyMethodDef { ml_name: b"delivered\0".as_ptr() as *const c_char, ml_meth: delivered as OneArg as *const c_void, ml_flags: METH_O, ml_doc: null_mut() as *const c_char },
+    PyMethodDef { ml_name: b"sent\0".as_ptr() as *const c_char, ml_meth: sent as OneArg as *const c_void, ml_flags: METH_O, ml_doc: null_mut() as *const c_char },
     PyMethodDef { ml_name: std::ptr::null(), ml_meth: std::ptr::null(), ml_flags: 0, ml_doc: std::ptr::null() },
 ];
 

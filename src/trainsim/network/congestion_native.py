@@ -55,12 +55,10 @@ def _load() -> ctypes.PyDLL | None:
         lib = ctypes.PyDLL(str(path))  # keeps the GIL: no release / re-acquire per call
     except OSError:
         return None
-    p, sz, u32, i32 = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_uint32, ctypes.c_int32
+    p, sz, i32 = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int32
     lib.lc_new.restype = p
     lib.lc_new.argtypes = [sz, _F64, _F64, i32]
     lib.lc_free.argtypes = [p]
-    lib.lc_route.restype = u32
-    lib.lc_route.argtypes = [p, ctypes.POINTER(u32), sz]
     lib.lc_counters.argtypes = [p, _F64]
     lib.lc_links.argtypes = [p, _F64, _F64, _F64]
     lib.lc_record.argtypes = [p, i32]
@@ -122,10 +120,8 @@ class NativeCongestionAwareNetwork(CongestionAwareNetwork):
             1 if self.compat_astra else 0,
         )
         self._core = _module()
-        self._send_core = self._core.send
-        self._core.attach(self._handle, self.queue, heapq.heappush)
-        self._routes: dict[tuple[int, int], int] = {}
-        self._routeless = 0  # messages that crossed no link (delivered by the kernel)
+        # the core's builtins: the proxy's callable and send(src, dst, nbytes, on_arrival, arg)
+        self._wake, self.send = self._core.attach(self._handle, self.queue, heapq.heappush, graph.route)  # type: ignore[method-assign, attr-defined]
         self._recorded: list[tuple[float, float, int, int]] | None = None
         # the Python reference's per-link state is not used; delay_ns reads these two
         self._bytes_per_ns = [bw / 1e9 for bw in graph.bandwidth]
@@ -165,26 +161,34 @@ class NativeCongestionAwareNetwork(CongestionAwareNetwork):
     # -- the seam ----------------------------------------------------------------------------
 
     def send(self, src: int, dst: int, nbytes: int, on_arrival: Callable[[Any], None], arg: Any = None) -> None:
-        self.bytes_sent += nbytes
-        self.messages_sent += 1
-        rid = self._routes.get((src, dst))
-        if rid is None:
-            rid = self._route_id(src, dst)
-        if rid < 0:
-            self._routeless += 1  # crosses no link
-            self.queue.schedule(0.0, on_arrival, arg)
-            return
-        self._send_core(self._handle, rid, nbytes, on_arrival, arg)
+        """Replaced on each instance by the core's own ``send`` (see ``_init_links``)."""
+        raise RuntimeError("the link core's send is bound in _init_links")
 
-    def _route_id(self, src: int, dst: int) -> int:
-        route = self.graph.route(src, dst)  # type: ignore[attr-defined]
-        rid = self._lib.lc_route(self._handle, (ctypes.c_uint32 * len(route))(*route), len(route)) if route else -1
-        self._routes[(src, dst)] = rid
-        return int(rid)
+    # -- counters kept by the core ----------------------------------------------------------
+
+    @property
+    def messages_sent(self) -> int:  # type: ignore[override]
+        return int(self._core.sent(self._handle)[0]) if hasattr(self, "_handle") else 0
+
+    @messages_sent.setter
+    def messages_sent(self, value: int) -> None:
+        """BackendBase sets 0 before the core exists; the core counts from 0."""
+
+    @property
+    def bytes_sent(self) -> int:  # type: ignore[override]
+        return int(self._core.sent(self._handle)[1]) if hasattr(self, "_handle") else 0
+
+    @bytes_sent.setter
+    def bytes_sent(self, value: int) -> None:
+        """BackendBase sets 0 before the core exists; the core counts from 0."""
 
     @property
     def messages_delivered(self) -> int:  # type: ignore[override]
-        return int(self._core.delivered(self._handle)) + self._routeless
+        return int(self._core.sent(self._handle)[2])
+
+    def carrying(self) -> bool:
+        sent, _, delivered = self._core.sent(self._handle)
+        return bool(sent != delivered)
 
     def counters(self) -> tuple[int, int]:
         """(link events the core ran, messages on its links now)."""
