@@ -158,3 +158,28 @@ def test_generated_step_is_the_references(monkeypatch):
     ref, got = _both(monkeypatch, platform, w.graphs)
     assert len({r.finish_s for r in ref.ranks}) > 1  # ranks differ: it ran rank by rank
     _assert_same(ref, got)
+
+
+def _odd_sizes(cls: type) -> tuple[list, object, list]:
+    import numpy as np
+
+    q = EventQueue()
+    net = cls(NetworkSpec(NETWORKS["ring 8"]), q, compat_astra=False)
+    out: list = []
+    for args in [(np.int64(0), np.int64(3), np.int64(1000)), (1, 2, 1000.0), (1, 2, 1000.5), (np.int32(1), 2, np.uint64(77))]:
+        net.send(*args, lambda a: out.append((q.now, a)), args)
+    q.run()
+    return out, net.bytes_sent, net.link_stats()
+
+
+def test_numpy_ranks_and_float_sizes_are_the_references():
+    """Graph arrays give numpy integers; a size may be a float: both as the reference takes them."""
+    assert _odd_sizes(NativeCongestionAwareNetwork) == _odd_sizes(CongestionAwareNetwork)
+
+
+def test_bad_arguments_raise():
+    net = NativeCongestionAwareNetwork(NetworkSpec(NETWORKS["ring 8"]), EventQueue())
+    with pytest.raises(TypeError):
+        net.send("0", 1, 10, print)
+    with pytest.raises(TypeError):
+        net.send(0, 1, 10)

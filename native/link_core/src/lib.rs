@@ -80,11 +80,12 @@ impl Ord for Key {
 struct Msg {
     route: u32,
     hop: u32,
-    nbytes: u64,
+    /// bytes as the reference divides them (an int converts to the same double)
+    nbytes: f64,
 }
 
 /// Transfer record: (start ns, end ns, link, bytes).
-type Transfer = (f64, f64, u32, u64);
+type Transfer = (f64, f64, u32, f64);
 
 pub struct Core {
     bytes_per_ns: Vec<f64>,
@@ -92,7 +93,7 @@ pub struct Core {
     compat: bool,
     busy: Vec<bool>,
     waiting: Vec<VecDeque<u32>>,
-    link_bytes: Vec<u64>,
+    link_bytes: Vec<f64>,
     link_busy_ns: Vec<f64>,
     peak_queue: Vec<u64>,
     route_start: Vec<u32>,
@@ -144,7 +145,7 @@ impl Core {
 
     fn start(&mut self, link: usize, slot: u32) {
         let nbytes = self.msgs[slot as usize].nbytes;
-        let serialization = nbytes as f64 / self.bytes_per_ns[link];
+        let serialization = nbytes / self.bytes_per_ns[link];
         let mut arrival = self.latency[link] + serialization;
         let mut busy = serialization;
         if self.compat {
@@ -209,7 +210,7 @@ pub unsafe extern "C" fn lc_new(links: usize, bytes_per_ns: *const f64, latency_
         compat: compat != 0,
         busy: vec![false; links],
         waiting: (0..links).map(|_| VecDeque::new()).collect(),
-        link_bytes: vec![0; links],
+        link_bytes: vec![0.0; links],
         link_busy_ns: vec![0.0; links],
         peak_queue: vec![0; links],
         route_start: vec![0],
@@ -244,7 +245,7 @@ impl Core {
     /// Send ``nbytes`` on route ``route`` at ``now`` (the kernel's time); ``seq`` is a fresh
     /// number of the kernel's counter. Returns the message's slot (Python keeps its
     /// ``on_arrival`` there).
-    fn send(&mut self, route: u32, nbytes: u64, now: f64, seq: u64) -> u32 {
+    fn send(&mut self, route: u32, nbytes: f64, now: f64, seq: u64) -> u32 {
         self.now = now;
         self.seq = seq;
         self.sub = 0;
@@ -333,7 +334,7 @@ pub unsafe extern "C" fn lc_counters(core: *mut Core, out: *mut f64) {
 pub unsafe extern "C" fn lc_links(core: *mut Core, bytes: *mut f64, busy_ns: *mut f64, peak: *mut f64) {
     let c = &*core;
     for i in 0..c.busy.len() {
-        *bytes.add(i) = c.link_bytes[i] as f64;
+        *bytes.add(i) = c.link_bytes[i];
         *busy_ns.add(i) = c.link_busy_ns[i];
         *peak.add(i) = c.peak_queue[i] as f64;
     }
@@ -361,7 +362,7 @@ pub unsafe extern "C" fn lc_take_transfers(core: *mut Core, out: *mut f64, max: 
         *out.add(4 * i) = s;
         *out.add(4 * i + 1) = e;
         *out.add(4 * i + 2) = link as f64;
-        *out.add(4 * i + 3) = b as f64;
+        *out.add(4 * i + 3) = b;
     }
     c.transfers.drain(..n);
     n

@@ -56,6 +56,7 @@ const API_VERSION: c_int = 1013;
 extern "C" {
     static mut _Py_NoneStruct: PyObject;
     static mut PyExc_RuntimeError: *mut PyObject;
+    static mut PyExc_TypeError: *mut PyObject;
     fn Py_IncRef(o: *mut PyObject);
     fn Py_DecRef(o: *mut PyObject);
     fn PyModule_Create2(def: *mut PyModuleDef, api: c_int) -> *mut PyObject;
@@ -68,6 +69,7 @@ extern "C" {
     fn PyFloat_AsDouble(o: *mut PyObject) -> f64;
     fn PyFloat_FromDouble(v: f64) -> *mut PyObject;
     fn PyErr_Occurred() -> *mut PyObject;
+    fn PyErr_Clear();
     fn PyErr_SetString(t: *mut PyObject, msg: *const c_char);
     fn PyList_Size(o: *mut PyObject) -> isize;
     fn PyList_GetItem(o: *mut PyObject, i: isize) -> *mut PyObject;
@@ -98,7 +100,7 @@ pub struct Host {
     /// messages delivered, messages sent, bytes sent
     delivered: u64,
     sent: u64,
-    bytes_sent: u64,
+    bytes_sent: f64,
     counted: u64,
 }
 
@@ -110,6 +112,11 @@ unsafe fn none() -> *mut PyObject {
 
 unsafe fn fail(msg: &'static [u8]) -> *mut PyObject {
     PyErr_SetString(PyExc_RuntimeError, msg.as_ptr() as *const c_char);
+    null_mut()
+}
+
+unsafe fn wrong_arguments(msg: &'static [u8]) -> *mut PyObject {
+    PyErr_SetString(PyExc_TypeError, msg.as_ptr() as *const c_char);
     null_mut()
 }
 
@@ -168,7 +175,7 @@ unsafe fn arm(c: &Core, h: &Host) -> bool {
 /// nbytes, on_arrival, arg=None)``, both bound to this core.
 unsafe extern "C" fn attach(_m: *mut PyObject, args: *const *mut PyObject, n: isize) -> *mut PyObject {
     if n != 4 {
-        return fail(b"attach(core, queue, heappush, route_of)\0");
+        return wrong_arguments(b"attach(core, queue, heappush, route_of) takes 4 arguments\0");
     }
     let c = &mut *core_of(*args);
     let queue = *args.add(1);
@@ -200,7 +207,7 @@ unsafe extern "C" fn attach(_m: *mut PyObject, args: *const *mut PyObject, n: is
         calls: Vec::new(),
         delivered: 0,
         sent: 0,
-        bytes_sent: 0,
+        bytes_sent: 0.0,
         counted: 0,
     });
     let out = PyTuple_New(2);
@@ -250,14 +257,26 @@ unsafe fn route_id(c: &mut Core, src: u64, dst: u64) -> Option<i64> {
 /// at the kernel's now (a message that crosses no link is delivered by the kernel at once).
 unsafe extern "C" fn send(core: *mut PyObject, args: *const *mut PyObject, n: isize) -> *mut PyObject {
     if !(4..=5).contains(&n) {
-        return fail(b"send(src, dst, nbytes, on_arrival, arg=None)\0");
+        return wrong_arguments(b"send(src, dst, nbytes, on_arrival, arg=None) takes 4 or 5 arguments\0");
     }
     let c = &mut *core_of(core);
-    let src = PyLong_AsUnsignedLongLong(*args);
-    let dst = PyLong_AsUnsignedLongLong(*args.add(1));
-    let nbytes = PyLong_AsUnsignedLongLong(*args.add(2));
+    // ints or anything with __index__ (numpy integers); a size may also be a float
+    let src = PyLong_AsLongLong(*args);
+    let dst = PyLong_AsLongLong(*args.add(1));
     if !PyErr_Occurred().is_null() {
         return null_mut();
+    }
+    if src < 0 || dst < 0 {
+        return fail(b"link core: a negative rank\0");
+    }
+    let (src, dst) = (src as u64, dst as u64);
+    let mut nbytes = PyLong_AsLongLong(*args.add(2)) as f64;
+    if !PyErr_Occurred().is_null() {
+        PyErr_Clear();
+        nbytes = PyFloat_AsDouble(*args.add(2));
+        if !PyErr_Occurred().is_null() {
+            return null_mut();
+        }
     }
     let (cb, arg) = (*args.add(3), if n == 5 { *args.add(4) } else { std::ptr::addr_of_mut!(_Py_NoneStruct) });
     {
@@ -356,10 +375,10 @@ unsafe extern "C" fn wake(core: *mut PyObject, _arg: *mut PyObject) -> *mut PyOb
 /// ``sent(core)``: (messages sent, bytes sent, messages delivered).
 unsafe extern "C" fn sent(_m: *mut PyObject, core: *mut PyObject) -> *mut PyObject {
     let c = &*core_of(core);
-    let (m, b, d) = c.host.as_ref().map_or((0, 0, 0), |h| (h.sent, h.bytes_sent, h.delivered));
+    let (m, b, d) = c.host.as_ref().map_or((0, 0.0, 0), |h| (h.sent, h.bytes_sent, h.delivered));
     let out = PyTuple_New(3);
     PyTuple_SetItem(out, 0, PyLong_FromUnsignedLongLong(m));
-    PyTuple_SetItem(out, 1, PyLong_FromUnsignedLongLong(b));
+    PyTuple_SetItem(out, 1, PyFloat_FromDouble(b));
     PyTuple_SetItem(out, 2, PyLong_FromUnsignedLongLong(d));
     out
 }

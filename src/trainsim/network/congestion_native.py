@@ -84,6 +84,11 @@ def _module() -> Any:
     return module
 
 
+def _number(value: float) -> Any:
+    """A byte count the core holds as a double, as the reference holds it: an int when whole."""
+    return int(value) if value.is_integer() else value
+
+
 def available() -> bool:
     """Whether the compiled core is built and loads."""
     return _load() is not None and _module() is not None
@@ -155,7 +160,7 @@ class NativeCongestionAwareNetwork(CongestionAwareNetwork):
         while n := self._lib.lc_take_transfers(self._handle, buf, _TRANSFER_BATCH):
             flat = buf[: 4 * n]
             self._recorded.extend(
-                (flat[i], flat[i + 1], dims[int(flat[i + 2])], int(flat[i + 3])) for i in range(0, 4 * n, 4)
+                (flat[i], flat[i + 1], dims[int(flat[i + 2])], _number(flat[i + 3])) for i in range(0, 4 * n, 4)
             )
 
     # -- the seam ----------------------------------------------------------------------------
@@ -176,7 +181,7 @@ class NativeCongestionAwareNetwork(CongestionAwareNetwork):
 
     @property
     def bytes_sent(self) -> int:  # type: ignore[override]
-        return int(self._core.sent(self._handle)[1]) if hasattr(self, "_handle") else 0
+        return _number(self._core.sent(self._handle)[1]) if hasattr(self, "_handle") else 0
 
     @bytes_sent.setter
     def bytes_sent(self, value: int) -> None:
@@ -213,7 +218,7 @@ class NativeCongestionAwareNetwork(CongestionAwareNetwork):
                 "src": g.link_src[i],
                 "dst": g.link_dst[i],
                 "dim": g.link_dim[i],
-                "bytes": int(nbytes[i]),
+                "bytes": _number(nbytes[i]),
                 "busy_s": busy_ns[i] * 1e-9,
                 "peak_queue": int(peak[i]),
             }
@@ -222,7 +227,7 @@ class NativeCongestionAwareNetwork(CongestionAwareNetwork):
 
     @property
     def link_bytes(self) -> list[int]:  # type: ignore[override]
-        return [int(b) for b in self._link_arrays()[0]]
+        return [_number(b) for b in self._link_arrays()[0]]
 
     @property
     def link_busy_ns(self) -> list[float]:  # type: ignore[override]
