@@ -183,3 +183,19 @@ def test_bad_arguments_raise():
         net.send("0", 1, 10, print)
     with pytest.raises(TypeError):
         net.send(0, 1, 10)
+
+
+def test_a_proxy_outliving_its_backend_does_nothing():
+    """A run stopped with messages on the links leaves the core's proxy in the kernel heap;
+    once the backend is freed, running the queue again must not touch the freed core."""
+    import gc
+
+    q = EventQueue()
+    net = NativeCongestionAwareNetwork(NetworkSpec(NETWORKS["ring 8"]), q)
+    got: list[float] = []
+    net.send(0, 4, 1 << 20, lambda _: got.append(q.now))
+    assert len(q) == 1
+    del net
+    gc.collect()
+    q.run()
+    assert got == [] and q.events_processed == 1

@@ -102,6 +102,25 @@ pub struct Host {
     sent: u64,
     bytes_sent: f64,
     counted: u64,
+    /// the id that ``wake`` and ``send`` are bound to (see [`LIVE`])
+    id: u64,
+}
+
+/// Live cores by id. ``wake`` and ``send`` are bound to an id, not to the core's address: a
+/// proxy left in a kernel heap after its backend was freed (a run stopped by an error, then
+/// the queue run again) finds no core and does nothing, instead of reading freed memory.
+/// Ids are never reused. Only touched with the GIL held.
+static mut LIVE: Option<HashMap<u64, usize>> = None;
+static mut NEXT_ID: u64 = 1;
+
+unsafe fn live() -> &'static mut HashMap<u64, usize> {
+    (*std::ptr::addr_of_mut!(LIVE)).get_or_insert_with(HashMap::new)
+}
+
+/// The live core an id names.
+unsafe fn bound(o: *mut PyObject) -> Option<*mut Core> {
+    let id = PyLong_AsUnsignedLongLong(o);
+    live().get(&id).map(|&p| p as *mut Core)
 }
 
 unsafe fn none() -> *mut PyObject {
@@ -127,6 +146,7 @@ unsafe fn core_of(o: *mut PyObject) -> *mut Core {
 /// Release the references the core holds (from ``lc_free``).
 pub unsafe fn release(host: &mut Option<Host>) {
     if let Some(h) = host.take() {
+        live().remove(&h.id);
         for (cb, arg) in h.calls {
             if !cb.is_null() {
                 Py_DecRef(cb);
@@ -185,17 +205,23 @@ unsafe extern "C" fn attach(_m: *mut PyObject, args: *const *mut PyObject, n: is
     if heap.is_null() || seq.is_null() || schedule.is_null() {
         return null_mut();
     }
-    let wake = PyCFunction_NewEx(std::ptr::addr_of!(WAKE), *args, null_mut());
-    let send = PyCFunction_NewEx(std::ptr::addr_of!(SEND), *args, null_mut());
+    let id = NEXT_ID;
+    let id_o = PyLong_FromUnsignedLongLong(id);
+    let wake = PyCFunction_NewEx(std::ptr::addr_of!(WAKE), id_o, null_mut());
+    let send = PyCFunction_NewEx(std::ptr::addr_of!(SEND), id_o, null_mut());
+    Py_DecRef(id_o);
     if wake.is_null() || send.is_null() {
         return null_mut();
     }
+    NEXT_ID += 1;
     Py_IncRef(queue);
     Py_IncRef(*args.add(2));
     Py_IncRef(*args.add(3));
     release(&mut c.host);
     Py_IncRef(wake);
+    live().insert(id, c as *mut Core as usize);
     c.host = Some(Host {
+        id,
         queue,
         heap,
         seq,
@@ -259,7 +285,8 @@ unsafe extern "C" fn send(core: *mut PyObject, args: *const *mut PyObject, n: is
     if !(4..=5).contains(&n) {
         return wrong_arguments(b"send(src, dst, nbytes, on_arrival, arg=None) takes 4 or 5 arguments\0");
     }
-    let c = &mut *core_of(core);
+    let Some(c) = bound(core) else { return fail(b"link core: send on a freed backend\0") };
+    let c = &mut *c;
     // ints or anything with __index__ (numpy integers); a size may also be a float
     let src = PyLong_AsLongLong(*args);
     let dst = PyLong_AsLongLong(*args.add(1));
@@ -322,7 +349,8 @@ unsafe extern "C" fn send(core: *mut PyObject, args: *const *mut PyObject, n: is
 /// The proxy's callable: run the core up to the kernel's next event, calling each
 /// delivered message's ``on_arrival(arg)`` in its place.
 unsafe extern "C" fn wake(core: *mut PyObject, _arg: *mut PyObject) -> *mut PyObject {
-    let c = &mut *core_of(core);
+    let Some(c) = bound(core) else { return none() }; // its backend is gone: nothing to run
+    let c = &mut *c;
     let mut woken = true;
     loop {
         let h = c.host.as_ref().unwrap();
