@@ -6,6 +6,7 @@
 //! through ctypes.
 
 use std::collections::HashMap;
+use std::ffi::CStr;
 use std::os::raw::{c_char, c_int, c_void};
 use std::ptr::null_mut;
 
@@ -129,13 +130,13 @@ unsafe fn none() -> *mut PyObject {
     n
 }
 
-unsafe fn fail(msg: &'static [u8]) -> *mut PyObject {
-    PyErr_SetString(PyExc_RuntimeError, msg.as_ptr() as *const c_char);
+unsafe fn fail(msg: &'static CStr) -> *mut PyObject {
+    PyErr_SetString(PyExc_RuntimeError, msg.as_ptr());
     null_mut()
 }
 
-unsafe fn wrong_arguments(msg: &'static [u8]) -> *mut PyObject {
-    PyErr_SetString(PyExc_TypeError, msg.as_ptr() as *const c_char);
+unsafe fn wrong_arguments(msg: &'static CStr) -> *mut PyObject {
+    PyErr_SetString(PyExc_TypeError, msg.as_ptr());
     null_mut()
 }
 
@@ -195,13 +196,13 @@ unsafe fn arm(c: &Core, h: &Host) -> bool {
 /// nbytes, on_arrival, arg=None)``, both bound to this core.
 unsafe extern "C" fn attach(_m: *mut PyObject, args: *const *mut PyObject, n: isize) -> *mut PyObject {
     if n != 4 {
-        return wrong_arguments(b"attach(core, queue, heappush, route_of) takes 4 arguments\0");
+        return wrong_arguments(c"attach(core, queue, heappush, route_of) takes 4 arguments");
     }
     let c = &mut *core_of(*args);
     let queue = *args.add(1);
-    let heap = PyObject_GetAttrString(queue, b"_heap\0".as_ptr() as *const c_char);
-    let seq = PyObject_GetAttrString(queue, b"_seq\0".as_ptr() as *const c_char);
-    let schedule = PyObject_GetAttrString(queue, b"schedule\0".as_ptr() as *const c_char);
+    let heap = PyObject_GetAttrString(queue, c"_heap".as_ptr());
+    let seq = PyObject_GetAttrString(queue, c"_seq".as_ptr());
+    let schedule = PyObject_GetAttrString(queue, c"schedule".as_ptr());
     if heap.is_null() || seq.is_null() || schedule.is_null() {
         return null_mut();
     }
@@ -265,7 +266,7 @@ unsafe fn route_id(c: &mut Core, src: u64, dst: u64) -> Option<i64> {
         return None;
     }
     if links.iter().any(|&l| l < 0 || l as usize >= c.busy.len()) {
-        fail(b"link core: a route names a link the graph does not have\0");
+        fail(c"link core: a route names a link the graph does not have");
         return None;
     }
     let rid = if links.is_empty() {
@@ -283,9 +284,9 @@ unsafe fn route_id(c: &mut Core, src: u64, dst: u64) -> Option<i64> {
 /// at the kernel's now (a message that crosses no link is delivered by the kernel at once).
 unsafe extern "C" fn send(core: *mut PyObject, args: *const *mut PyObject, n: isize) -> *mut PyObject {
     if !(4..=5).contains(&n) {
-        return wrong_arguments(b"send(src, dst, nbytes, on_arrival, arg=None) takes 4 or 5 arguments\0");
+        return wrong_arguments(c"send(src, dst, nbytes, on_arrival, arg=None) takes 4 or 5 arguments");
     }
-    let Some(c) = bound(core) else { return fail(b"link core: send on a freed backend\0") };
+    let Some(c) = bound(core) else { return fail(c"link core: send on a freed backend") };
     let c = &mut *c;
     // ints or anything with __index__ (numpy integers); a size may also be a float
     let src = PyLong_AsLongLong(*args);
@@ -294,7 +295,7 @@ unsafe extern "C" fn send(core: *mut PyObject, args: *const *mut PyObject, n: is
         return null_mut();
     }
     if src < 0 || dst < 0 {
-        return fail(b"link core: a negative rank\0");
+        return fail(c"link core: a negative rank");
     }
     let (src, dst) = (src as u64, dst as u64);
     let mut nbytes = PyLong_AsLongLong(*args.add(2)) as f64;
@@ -324,7 +325,7 @@ unsafe extern "C" fn send(core: *mut PyObject, args: *const *mut PyObject, n: is
         Py_DecRef(r);
         return none();
     }
-    let now_o = PyObject_GetAttrString(h.queue, b"now\0".as_ptr() as *const c_char);
+    let now_o = PyObject_GetAttrString(h.queue, c"now".as_ptr());
     if now_o.is_null() {
         return null_mut();
     }
@@ -371,7 +372,7 @@ unsafe extern "C" fn wake(core: *mut PyObject, _arg: *mut PyObject) -> *mut PyOb
         let (cb, arg) = std::mem::replace(&mut h.calls[slot as usize], (null_mut(), null_mut()));
         h.delivered += 1;
         let now = PyFloat_FromDouble(c.state[3]);
-        let ok = PyObject_SetAttrString(h.queue, b"now\0".as_ptr() as *const c_char, now);
+        let ok = PyObject_SetAttrString(h.queue, c"now".as_ptr(), now);
         Py_DecRef(now);
         let r = if ok == 0 { PyObject_CallFunctionObjArgs(cb, arg, null_mut::<PyObject>()) } else { null_mut() };
         Py_DecRef(cb);
@@ -385,7 +386,7 @@ unsafe extern "C" fn wake(core: *mut PyObject, _arg: *mut PyObject) -> *mut PyOb
     // the kernel counted this proxy as one event: count the core's events instead
     let add = c.events as i64 - h.counted as i64 - 1;
     h.counted = c.events;
-    let name = b"events_processed\0".as_ptr() as *const c_char;
+    let name = c"events_processed".as_ptr();
     let before = PyObject_GetAttrString(h.queue, name);
     if before.is_null() {
         return null_mut();
@@ -412,21 +413,21 @@ unsafe extern "C" fn sent(_m: *mut PyObject, core: *mut PyObject) -> *mut PyObje
 }
 
 static mut WAKE: PyMethodDef =
-    PyMethodDef { ml_name: b"wake\0".as_ptr() as *const c_char, ml_meth: wake as OneArg as *const c_void, ml_flags: METH_O, ml_doc: null_mut() as *const c_char };
+    PyMethodDef { ml_name: c"wake".as_ptr(), ml_meth: wake as OneArg as *const c_void, ml_flags: METH_O, ml_doc: null_mut() as *const c_char };
 
 static mut SEND: PyMethodDef =
-    PyMethodDef { ml_name: b"send\0".as_ptr() as *const c_char, ml_meth: send as FastCall as *const c_void, ml_flags: METH_FASTCALL, ml_doc: null_mut() as *const c_char };
+    PyMethodDef { ml_name: c"send".as_ptr(), ml_meth: send as FastCall as *const c_void, ml_flags: METH_FASTCALL, ml_doc: null_mut() as *const c_char };
 
 static mut METHODS: [PyMethodDef; 3] = [
-    PyMethodDef { ml_name: b"attach\0".as_ptr() as *const c_char, ml_meth: attach as FastCall as *const c_void, ml_flags: METH_FASTCALL, ml_doc: null_mut() as *const c_char },
-    PyMethodDef { ml_name: b"sent\0".as_ptr() as *const c_char, ml_meth: sent as OneArg as *const c_void, ml_flags: METH_O, ml_doc: null_mut() as *const c_char },
+    PyMethodDef { ml_name: c"attach".as_ptr(), ml_meth: attach as FastCall as *const c_void, ml_flags: METH_FASTCALL, ml_doc: null_mut() as *const c_char },
+    PyMethodDef { ml_name: c"sent".as_ptr(), ml_meth: sent as OneArg as *const c_void, ml_flags: METH_O, ml_doc: null_mut() as *const c_char },
     PyMethodDef { ml_name: std::ptr::null(), ml_meth: std::ptr::null(), ml_flags: 0, ml_doc: std::ptr::null() },
 ];
 
 static mut MODULE: PyModuleDef = PyModuleDef {
     m_base: PyModuleDefBase { ob_base: PyObject { ob_refcnt: 1, ob_type: null_mut() }, m_init: std::ptr::null(), m_index: 0, m_copy: null_mut() },
-    m_name: b"link_core\0".as_ptr() as *const c_char,
-    m_doc: b"Hot calls of trainsim's congestion-aware compiled core\0".as_ptr() as *const c_char,
+    m_name: c"link_core".as_ptr(),
+    m_doc: c"Hot calls of trainsim's congestion-aware compiled core".as_ptr(),
     m_size: -1,
     m_methods: std::ptr::null(),
     m_slots: std::ptr::null(),
