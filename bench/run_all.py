@@ -1,7 +1,8 @@
 """Runs the quick benchmark scripts one after another (`make bench`); each prints its own
 lines with ratios against a baseline measured in the same run, then a JSON line.
 
-The long ones (bench/congestion.py at 1,024 ranks, the GPT-3 step, GPT-3 file I/O) are left out unless
+The long ones (bench/congestion.py at 1,024 ranks, bench/congestion_core.py on 256 ranks, the GPT-3 step,
+GPT-3 file I/O) are left out unless
 ``--all`` is given.
 """
 
@@ -14,7 +15,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 QUICK = ["astra_reference.py", "ring1024_allreduce.py", "sweep_overhead.py", "chakra_read.py", "scale.py", "startup.py"]
-LONG = ["congestion.py", "generate_gpt3.py", "chakra_io.py"]
+LONG = ["congestion.py", "congestion_core.py", "generate_gpt3.py", "chakra_io.py"]
 
 
 def main() -> int:

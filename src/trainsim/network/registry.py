@@ -69,7 +69,7 @@ _BUILTIN = (
     ),
     BackendEntry(
         "congestion_aware",
-        "trainsim.network.congestion_aware:CongestionAwareNetwork",
+        "trainsim.network.congestion_native:make_congestion_aware",
         Capabilities(symmetry=ONE_LINK, whole_ns_compat=True),
         "FIFO links, store and forward (ASTRA-sim's congestion-aware backend)",
     ),

@@ -1,0 +1,369 @@
+//! Compiled core of trainsim's congestion-aware backend (DESIGN.md, network layer).
+//!
+//! The same model as the pure-Python reference (src/trainsim/network/congestion_aware.py):
+//! FIFO links, a message store-and-forwarded link by link on a route fixed at send time,
+//! ``t + latency + bytes / bw`` to the next device and the link free at ``t + bytes / bw``
+//! (both truncated to whole ns separately in compatibility mode, G4), the arrival scheduled
+//! before the link frees (G10). Times in ns (f64), sizes in bytes, bandwidth in B/ns.
+//!
+//! Exactness: the reference runs these events on the shared kernel heap, ordered by
+//! ``(time, seq)`` with ``seq`` from the kernel's counter. This core keeps its own heap with
+//! keys ``(time, seq, sub)``: each call from Python brings one fresh number of the kernel's
+//! counter (``seq``) and the events scheduled during that call take ``sub`` 0, 1, 2, ... in
+//! scheduling order, which sorts exactly as the reference's consecutive numbers would
+//! against every kernel event (all scheduled before the call have smaller numbers, all after
+//! it larger ones). Python keeps one proxy event in the kernel heap at the key of this core's
+//! earliest event; when it pops, [`lc_run`] runs the core's events that come before the
+//! kernel's next one, stopping at each delivery so that ``on_arrival`` runs in its place.
+//! C ABI only (no crates): loaded with ctypes.
+
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, VecDeque};
+
+mod py;
+
+const EV_ARRIVE: u8 = 0;
+const EV_FREE: u8 = 1;
+
+#[derive(Clone, Copy)]
+struct Ev {
+    t: f64,
+    seq: u64,
+    sub: u64,
+    kind: u8,
+    id: u32,
+}
+
+impl Ev {
+    fn key_cmp(&self, other: &Ev) -> Ordering {
+        self.t
+            .total_cmp(&other.t)
+            .then(self.seq.cmp(&other.seq))
+            .then(self.sub.cmp(&other.sub))
+    }
+}
+
+impl PartialEq for Ev {
+    fn eq(&self, other: &Ev) -> bool {
+        self.key_cmp(other) == Ordering::Equal
+    }
+}
+impl Eq for Ev {}
+impl PartialOrd for Ev {
+    fn partial_cmp(&self, other: &Ev) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Ev {
+    // BinaryHeap is a max-heap: reverse for the earliest key first
+    fn cmp(&self, other: &Ev) -> Ordering {
+        other.key_cmp(self)
+    }
+}
+
+/// A proxy's key in the kernel heap, earliest first.
+#[derive(Clone, Copy, PartialEq)]
+struct Key(f64, u64);
+impl Eq for Key {}
+impl PartialOrd for Key {
+    fn partial_cmp(&self, other: &Key) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Key {
+    fn cmp(&self, other: &Key) -> Ordering {
+        other.0.total_cmp(&self.0).then(other.1.cmp(&self.1))
+    }
+}
+
+#[derive(Clone, Copy, Default)]
+struct Msg {
+    route: u32,
+    hop: u32,
+    /// bytes as the reference divides them (an int converts to the same double)
+    nbytes: f64,
+}
+
+/// Transfer record: (start ns, end ns, link, bytes).
+type Transfer = (f64, f64, u32, f64);
+
+pub struct Core {
+    bytes_per_ns: Vec<f64>,
+    latency: Vec<f64>,
+    compat: bool,
+    busy: Vec<bool>,
+    waiting: Vec<VecDeque<u32>>,
+    link_bytes: Vec<f64>,
+    link_busy_ns: Vec<f64>,
+    peak_queue: Vec<u64>,
+    route_start: Vec<u32>,
+    route_links: Vec<u32>,
+    msgs: Vec<Msg>,
+    free_slots: Vec<u32>,
+    heap: BinaryHeap<Ev>,
+    proxies: BinaryHeap<Key>,
+    now: f64,
+    seq: u64,
+    sub: u64,
+    events: u64,
+    record: bool,
+    transfers: Vec<Transfer>,
+    /// [earliest event time (inf when none), its seq, 1 when a proxy must be pushed at that
+    /// key, time of the last delivery, events run]
+    state: [f64; 5],
+    /// the kernel and the messages' callbacks (``py.rs``)
+    host: Option<py::Host>,
+}
+
+impl Core {
+    fn schedule(&mut self, at: f64, kind: u8, id: u32) {
+        let sub = self.sub;
+        self.sub += 1;
+        self.heap.push(Ev { t: at, seq: self.seq, sub, kind, id });
+    }
+
+    fn link_of(&self, m: &Msg) -> usize {
+        self.route_links[(self.route_start[m.route as usize] + m.hop) as usize] as usize
+    }
+
+    fn route_len(&self, route: u32) -> u32 {
+        self.route_start[route as usize + 1] - self.route_start[route as usize]
+    }
+
+    fn enter_link(&mut self, slot: u32) {
+        let link = self.link_of(&self.msgs[slot as usize]);
+        if self.busy[link] {
+            let w = &mut self.waiting[link];
+            w.push_back(slot);
+            if w.len() as u64 > self.peak_queue[link] {
+                self.peak_queue[link] = w.len() as u64;
+            }
+        } else {
+            self.start(link, slot);
+        }
+    }
+
+    fn start(&mut self, link: usize, slot: u32) {
+        let nbytes = self.msgs[slot as usize].nbytes;
+        let serialization = nbytes / self.bytes_per_ns[link];
+        let mut arrival = self.latency[link] + serialization;
+        let mut busy = serialization;
+        if self.compat {
+            arrival = arrival.trunc();
+            busy = busy.trunc();
+        }
+        self.busy[link] = true;
+        self.link_bytes[link] += nbytes;
+        self.link_busy_ns[link] += busy;
+        let now = self.now;
+        if self.record {
+            self.transfers.push((now, now + busy, link as u32, nbytes));
+        }
+        self.schedule(now + arrival, EV_ARRIVE, slot);
+        self.schedule(now + busy, EV_FREE, link as u32);
+    }
+
+    /// Publish the earliest event and whether it needs a proxy in the kernel heap.
+    fn publish(&mut self) {
+        match self.heap.peek() {
+            None => {
+                self.state[0] = f64::INFINITY;
+                self.state[2] = 0.0;
+            }
+            Some(ev) => {
+                let key = Key(ev.t, ev.seq);
+                self.state[0] = ev.t;
+                self.state[1] = ev.seq as f64;
+                // a proxy pending at or before this key wakes the core in time
+                let covered = match self.proxies.peek() {
+                    Some(p) => p.0 < key.0 || (p.0 == key.0 && p.1 <= key.1),
+                    None => false,
+                };
+                if covered {
+                    self.state[2] = 0.0;
+                } else {
+                    self.proxies.push(key);
+                    self.state[2] = 1.0;
+                }
+            }
+        }
+    }
+}
+
+unsafe fn slice<'a, T>(p: *const T, n: usize) -> &'a [T] {
+    if n == 0 {
+        &[]
+    } else {
+        std::slice::from_raw_parts(p, n)
+    }
+}
+
+/// A core over ``links`` links (bandwidth B/ns and latency ns each).
+///
+/// # Safety
+/// ``bytes_per_ns`` and ``latency_ns`` point to ``links`` doubles.
+#[no_mangle]
+pub unsafe extern "C" fn lc_new(links: usize, bytes_per_ns: *const f64, latency_ns: *const f64, compat: i32) -> *mut Core {
+    let core = Core {
+        bytes_per_ns: slice(bytes_per_ns, links).to_vec(),
+        latency: slice(latency_ns, links).to_vec(),
+        compat: compat != 0,
+        busy: vec![false; links],
+        waiting: (0..links).map(|_| VecDeque::new()).collect(),
+        link_bytes: vec![0.0; links],
+        link_busy_ns: vec![0.0; links],
+        peak_queue: vec![0; links],
+        route_start: vec![0],
+        route_links: Vec::new(),
+        msgs: Vec::new(),
+        free_slots: Vec::new(),
+        heap: BinaryHeap::new(),
+        proxies: BinaryHeap::new(),
+        now: 0.0,
+        seq: 0,
+        sub: 0,
+        events: 0,
+        record: false,
+        transfers: Vec::new(),
+        state: [f64::INFINITY, 0.0, 0.0, 0.0, 0.0],
+        host: None,
+    };
+    Box::into_raw(Box::new(core))
+}
+
+/// # Safety
+/// ``core`` comes from [`lc_new`] and is not used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn lc_free(core: *mut Core) {
+    if !core.is_null() {
+        py::release(&mut (*core).host);
+        drop(Box::from_raw(core));
+    }
+}
+
+impl Core {
+    /// Send ``nbytes`` on route ``route`` at ``now`` (the kernel's time); ``seq`` is a fresh
+    /// number of the kernel's counter. Returns the message's slot (Python keeps its
+    /// ``on_arrival`` there).
+    fn send(&mut self, route: u32, nbytes: f64, now: f64, seq: u64) -> u32 {
+        self.now = now;
+        self.seq = seq;
+        self.sub = 0;
+        let msg = Msg { route, hop: 0, nbytes };
+        let slot = match self.free_slots.pop() {
+            Some(s) => {
+                self.msgs[s as usize] = msg;
+                s
+            }
+            None => {
+                self.msgs.push(msg);
+                (self.msgs.len() - 1) as u32
+            }
+        };
+        self.enter_link(slot);
+        self.publish();
+        slot
+    }
+
+    /// Run the events whose key comes before the kernel's next event ``(limit_t, limit_seq)``
+    /// (``limit_seq`` < 0: no kernel event), up to and including the first delivery. ``seq``
+    /// is a fresh number of the kernel's counter; ``woken`` on the first call after a proxy
+    /// popped (that proxy is spent). Returns the delivered message's slot, or -1 when it
+    /// stopped before the kernel's next event (or ran out of events); ``state[3]`` is the
+    /// time of the delivery. Only a call that returns -1 publishes the earliest event
+    /// (``state[0..3]``), so the caller calls again after each delivery until one does.
+    fn run(&mut self, limit_t: f64, limit_seq: i64, seq: u64, woken: bool) -> i64 {
+        if woken {
+            self.proxies.pop();
+        }
+        self.seq = seq;
+        self.sub = 0;
+        let mut delivered: i64 = -1;
+        while let Some(ev) = self.heap.peek() {
+            if limit_seq >= 0 && (ev.t > limit_t || (ev.t == limit_t && ev.seq as i64 > limit_seq)) {
+                break;
+            }
+            let ev = self.heap.pop().unwrap();
+            self.now = ev.t;
+            self.events += 1;
+            if ev.kind == EV_FREE {
+                let link = ev.id as usize;
+                match self.waiting[link].pop_front() {
+                    Some(slot) => self.start(link, slot),
+                    None => self.busy[link] = false,
+                }
+            } else {
+                let slot = ev.id;
+                let m = &mut self.msgs[slot as usize];
+                m.hop += 1;
+                let (route, hop) = (m.route, m.hop);
+                if hop < self.route_len(route) {
+                    self.enter_link(slot);
+                } else {
+                    self.free_slots.push(slot);
+                    self.state[3] = ev.t;
+                    delivered = slot as i64;
+                    break;
+                }
+            }
+        }
+        self.state[4] = self.events as f64;
+        if delivered < 0 {
+            self.publish();
+        }
+        delivered
+    }
+}
+
+/// Counters: [events run, messages on the links].
+///
+/// # Safety
+/// ``core`` comes from [`lc_new`]; ``out`` points to 2 doubles.
+#[no_mangle]
+pub unsafe extern "C" fn lc_counters(core: *mut Core, out: *mut f64) {
+    let c = &*core;
+    *out = c.events as f64;
+    *out.add(1) = (c.msgs.len() - c.free_slots.len()) as f64;
+}
+
+/// Per-link bytes carried, busy ns, peak queue length, each ``links`` doubles.
+///
+/// # Safety
+/// ``core`` comes from [`lc_new`]; each pointer holds as many doubles as the core has links.
+#[no_mangle]
+pub unsafe extern "C" fn lc_links(core: *mut Core, bytes: *mut f64, busy_ns: *mut f64, peak: *mut f64) {
+    let c = &*core;
+    for i in 0..c.busy.len() {
+        *bytes.add(i) = c.link_bytes[i];
+        *busy_ns.add(i) = c.link_busy_ns[i];
+        *peak.add(i) = c.peak_queue[i] as f64;
+    }
+}
+
+/// Record each link transfer from now on (``on`` = 1) or not.
+///
+/// # Safety
+/// ``core`` comes from [`lc_new`].
+#[no_mangle]
+pub unsafe extern "C" fn lc_record(core: *mut Core, on: i32) {
+    (*core).record = on != 0;
+}
+
+/// Move up to ``max`` recorded transfers (oldest first) into ``out`` (4 doubles each: start
+/// ns, end ns, link, bytes); returns how many.
+///
+/// # Safety
+/// ``core`` comes from [`lc_new`]; ``out`` holds ``4 * max`` doubles.
+#[no_mangle]
+pub unsafe extern "C" fn lc_take_transfers(core: *mut Core, out: *mut f64, max: usize) -> usize {
+    let c = &mut *core;
+    let n = c.transfers.len().min(max);
+    for (i, &(s, e, link, b)) in c.transfers.iter().take(n).enumerate() {
+        *out.add(4 * i) = s;
+        *out.add(4 * i + 1) = e;
+        *out.add(4 * i + 2) = link as f64;
+        *out.add(4 * i + 3) = b;
+    }
+    c.transfers.drain(..n);
+    n
+}
