@@ -65,6 +65,7 @@ def simulate(
     symmetry: bool | Literal["strict"] = True,
     progress: Callable[[float, int, int], None] | None = None,
     mirrors: dict[int, tuple[int, ...]] | None = None,
+    fold: bool = True,
 ) -> RunResult:
     """Run one step of ``graphs`` (one per rank) on ``platform``.
 
@@ -86,7 +87,10 @@ def simulate(
     ``mirrors`` (rank -> ranks) names ranks that behave exactly as another rank, up to renaming:
     their graphs are not run (pass empty ones), they issue their representative's collectives
     on groups holding them, and their results are left to the caller. The caller guarantees the
-    equivalence (``system/symmetry/replica.py`` checks it for generated workloads)."""
+    equivalence (``system/symmetry/replica.py`` checks it for generated workloads). Without
+    ``mirrors``, ranks proved equivalent from their graphs alone (a workload read from files:
+    ``system/symmetry/equivalence.py``) are folded that way, on the pairwise backend, unless
+    ``fold`` is off or ``symmetry`` is (the result is the same either way)."""
     compat = compat or platform.compat
     compat_astra = _check_compat(compat)
     check_system(platform.system)
@@ -125,7 +129,7 @@ def simulate(
                 log_finish(result)
                 return result
         how = f"per collective (whole step not symmetric: {blocker})"
-        folded = _mirrored(platform, graphs, backend, compat_astra, symmetry, progress, endpoint, how)
+        folded = None if not fold else _mirrored(platform, graphs, backend, compat_astra, symmetry, progress, endpoint, how)
         if folded is not None:
             folded.info.update({"backend": backend, "compat": compat, "npus": npus})
             log_finish(folded)

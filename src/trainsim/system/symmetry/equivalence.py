@@ -38,7 +38,8 @@ reports it (``replica_result.ReplicaRecords`` renames the records to each rank's
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import operator
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -79,19 +80,31 @@ class _Profile:
 
     __slots__ = ("cls", "peer_key", "peers", "group_key", "groups")
 
-    def __init__(self, graph: WorkloadGraph, cls: int, positions: tuple[np.ndarray, np.ndarray, np.ndarray], interned: dict[bytes, int]) -> None:
+    def __init__(self, graph: WorkloadGraph, cls: int, positions: _Positions, interned: dict[Any, int]) -> None:
         p2p, is_send, colls = positions
         self.cls = cls
         vals = np.where(is_send, graph.comm_dst[p2p], graph.comm_src[p2p]).astype(np.int64)
         self.peer_key, self.peers = _labels(vals, interned)
-        names = graph.pg_name
-        index: dict[str, int] = {}
-        labels = [index.setdefault(names[p], len(index)) for p in colls.tolist()]
-        self.group_key = interned.setdefault(np.asarray(labels, dtype=np.int64).tobytes(), len(interned))
-        self.groups = list(index)
+        names = colls(graph.pg_name)  # the groups by position (itemgetter: no Python loop)
+        self.groups = list(dict.fromkeys(names))
+        index = dict(zip(self.groups, range(len(self.groups)), strict=True))
+        self.group_key = interned.setdefault(tuple(map(index.__getitem__, names)), len(interned))
 
 
-def _labels(vals: np.ndarray, interned: dict[bytes, int]) -> tuple[int, list[int]]:
+_Positions = tuple[np.ndarray, np.ndarray, Callable[[list[str]], tuple[str, ...]]]
+"""A class's send / receive positions, which of them are sends, and its collectives' getter."""
+
+
+def _getter(positions: list[int]) -> Callable[[list[str]], tuple[str, ...]]:
+    if not positions:
+        return lambda _names: ()
+    if len(positions) == 1:
+        p = positions[0]
+        return lambda names: (names[p],)
+    return operator.itemgetter(*positions)
+
+
+def _labels(vals: np.ndarray, interned: dict[Any, int]) -> tuple[int, list[int]]:
     if vals.size == 0:
         return interned.setdefault(b"", len(interned)), []
     uniq, first, inv = np.unique(vals, return_index=True, return_inverse=True)
@@ -116,8 +129,8 @@ class _Finder:
     def profiles(self) -> list[_Profile] | None:
         classes: list[WorkloadGraph] = []
         buckets: dict[tuple, list[int]] = {}
-        positions: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-        interned: dict[bytes, int] = {}
+        positions: list[_Positions] = []
+        interned: dict[Any, int] = {}
         out = []
         for g in self.graphs:
             key = (len(g), int(g.ids[0]) if len(g) else 0, int(g.ids[-1]) if len(g) else 0, g.use_ctrl_deps)
@@ -132,7 +145,7 @@ class _Finder:
                 for p in colls.tolist():
                     if int(g.comm_type[p]) in ROOTED_TYPES:
                         return None
-                positions.append((p2p, t[p2p] == _SEND, colls))
+                positions.append((p2p, t[p2p] == _SEND, _getter(colls.tolist())))
             out.append(_Profile(g, cls, positions[cls], interned))
         if len(classes) == self.n:
             return None  # no two ranks alike

@@ -345,7 +345,11 @@ def _require_acyclic(graph: WorkloadGraph, tally: WarningTally) -> None:
 
 
 def read_workload(
-    prefix: str | os.PathLike[str], npus: int | None = None, *, ctrl_deps: CtrlDepsPolicy = "both"
+    prefix: str | os.PathLike[str],
+    npus: int | None = None,
+    *,
+    ctrl_deps: CtrlDepsPolicy = "both",
+    templates: bool = True,
 ) -> list[WorkloadGraph]:
     """Read ``<prefix>.<rank>.et`` for rank 0..npus-1 (default: as many as exist from 0).
 
@@ -354,7 +358,8 @@ def read_workload(
     as read-only) and differ only in ``rank`` and ``source``; warnings are emitted once per
     distinct file content. A file that differs from one already decoded only in its peer ranks
     and communicator groups (values of the same length) is not decoded: its graph shares every
-    other array with that one's (``template.py``).
+    other array with that one's (``template.py``; ``templates=False`` decodes every distinct
+    file, with the same result).
     """
     if npus is None:
         npus = count_rank_files(prefix)
@@ -362,12 +367,12 @@ def read_workload(
     first_of_content: dict[bytes, WorkloadGraph] = {}
     cache = RowCache()
     copies: dict[bytes, int] = {}
-    templates: dict[int, list[Template]] = {}
+    kept_by_length: dict[int, list[Template]] = {}
     graphs = []
     for rank, path in enumerate(paths):
-        data = _plain_bytes(path, rank)
+        data = _plain_bytes(path, rank) if templates else None
         if data is not None:
-            twin = next((g for t in templates.get(len(data), ()) if (g := t.match(data, str(path), rank)) is not None), None)
+            twin = next((g for t in kept_by_length.get(len(data), ()) if (g := t.match(data, str(path), rank)) is not None), None)
             if twin is not None:
                 graphs.append(twin)
                 continue
@@ -381,7 +386,7 @@ def read_workload(
             graphs.append(first_of_content.setdefault(digest, graph))
             copies[digest] = 0
             if data is not None and layout and not graph.warnings:
-                kept = templates.setdefault(len(data), [])
+                kept = kept_by_length.setdefault(len(data), [])
                 kept.insert(0, Template(data, graph, layout))
                 del kept[_TEMPLATES_PER_LENGTH:]
     for digest, graph in first_of_content.items():
