@@ -170,14 +170,13 @@ class _Finder:
         out: Any = None
         if members is not None and len(set(members)) == len(members) and all(0 <= m < self.n for m in members):
             k = len(members)
-            table = []
+            table: list[tuple[int, int]] = []
             for o in range(1, k):
                 seen = {self.shape(members[i], members[(i + o) % k]) for i in range(k)}
                 if len(seen) != 1:
-                    table = None
                     break
                 table.append(seen.pop())
-            if table is not None and all(table[o - 1] == table[k - o - 1] for o in range(1, k)):
+            if len(table) == k - 1 and all(table[o - 1] == table[k - o - 1] for o in range(1, k)):
                 out = tuple(table)
         self._tables[name] = out
         return out

@@ -102,24 +102,24 @@ class Template:
         if data == self.raw:
             return twin
         # equal outside the values: the new bytes with the template's values put back
-        values = now[self.value_bytes]
+        now_values = now[self.value_bytes]
         mixed = now.copy()
         mixed[self.value_bytes] = self.values
         if not np.array_equal(mixed, self.data):
             return None
-        changed = self.span_of_byte[np.flatnonzero(values != self.values)]
+        changed = self.span_of_byte[np.flatnonzero(now_values != self.values)]
         touched = changed[np.concatenate(([True], changed[1:] != changed[:-1]))]  # ascending
         column = self.column[touched]
         ints = touched[column != _PG]
         if ints.size:
-            values = self._ints(now, ints)
-            if values is None:
+            ints_read = self._ints(now, ints)
+            if ints_read is None:
                 return None
             src = self.column[ints] == _SRC
             for name, chosen in (("comm_src", src), ("comm_dst", ~src)):
                 if chosen.any():
                     array = getattr(self.graph, name).copy()
-                    array[self.node[ints[chosen]]] = values[chosen]
+                    array[self.node[ints[chosen]]] = ints_read[chosen]
                     setattr(twin, name, array)
         strings = touched[column == _PG]
         if strings.size:
