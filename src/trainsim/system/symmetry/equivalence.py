@@ -131,9 +131,18 @@ class _Finder:
         buckets: dict[tuple, list[int]] = {}
         positions: list[_Positions] = []
         interned: dict[Any, int] = {}
-        out = []
+        digests: dict[int, int] = {}  # id(array) -> hash of its bytes (graphs share arrays)
+
+        def digest(array: np.ndarray) -> int:
+            found = digests.get(id(array))
+            if found is None:
+                found = digests[id(array)] = hash(array.tobytes())
+            return found
+
+        of_rank = []
         for g in self.graphs:
-            key = (len(g), int(g.ids[0]) if len(g) else 0, int(g.ids[-1]) if len(g) else 0, g.use_ctrl_deps)
+            # exact up to hash collisions, so that a bucket holds one class (else: compared)
+            key = (len(g), g.use_ctrl_deps, digest(g.types), digest(g.duration_s), digest(g.comm_size), digest(g.data_dep_ids))
             cls = next((c for c in buckets.get(key, ()) if same_structure(classes[c], g)), -1)
             if cls < 0:
                 cls = len(classes)
@@ -146,10 +155,10 @@ class _Finder:
                     if int(g.comm_type[p]) in ROOTED_TYPES:
                         return None
                 positions.append((p2p, t[p2p] == _SEND, _getter(colls.tolist())))
-            out.append(_Profile(g, cls, positions[cls], interned))
+            of_rank.append(cls)
         if len(classes) == self.n:
             return None  # no two ranks alike
-        return out
+        return [_Profile(g, cls, positions[cls], interned) for g, cls in zip(self.graphs, of_rank, strict=True)]
 
     # -- the path between two ranks, as group.py's offset table sees it -------------------------
     def shape(self, a: int, b: int) -> tuple[int, int]:
