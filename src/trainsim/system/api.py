@@ -64,6 +64,7 @@ def simulate(
     symmetry: bool | Literal["strict"] = True,
     progress: Callable[[float, int, int], None] | None = None,
     mirrors: dict[int, tuple[int, ...]] | None = None,
+    fold: bool = True,
 ) -> RunResult:
     """Run one step of ``graphs`` (one per rank) on ``platform``.
 
@@ -85,7 +86,10 @@ def simulate(
     ``mirrors`` (rank -> ranks) names ranks that behave exactly as another rank, up to renaming:
     their graphs are not run (pass empty ones), they issue their representative's collectives
     on groups holding them, and their results are left to the caller. The caller guarantees the
-    equivalence (``system/symmetry/replica.py`` checks it for generated workloads)."""
+    equivalence (``system/symmetry/replica.py`` checks it for generated workloads). Without
+    ``mirrors``, ranks proved equivalent from their graphs alone (a workload read from files:
+    ``system/symmetry/equivalence.py``) are folded that way, on the pairwise backend, unless
+    ``fold`` is off or ``symmetry`` is (the result is the same either way)."""
     compat = compat or platform.compat
     compat_astra = _check_compat(compat)
     check_system(platform.system)
@@ -124,6 +128,11 @@ def simulate(
                 log_finish(result)
                 return result
         how = f"per collective (whole step not symmetric: {blocker})"
+        folded = None if not fold else _mirrored(platform, graphs, backend, compat_astra, symmetry, progress, endpoint, how)
+        if folded is not None:
+            folded.info.update({"backend": backend, "compat": compat, "npus": npus})
+            log_finish(folded)
+            return folded
     try:
         collectives, result = _run(platform, graphs, backend, compat_astra, symmetry, bool(symmetry), progress, mirrors, endpoint)
     except GroupSymmetryConflict as exc:
@@ -136,6 +145,46 @@ def simulate(
         result.info["shift_replays"] = collectives.shift_replays
     log_finish(result)
     return result
+
+
+def _mirrored(
+    platform: Platform,
+    graphs: Sequence[WorkloadGraph],
+    backend: str,
+    compat_astra: bool,
+    symmetry: bool | Literal["strict"],
+    progress: Callable[[float, int, int], None] | None,
+    endpoint: EndpointModel,
+    how: str,
+) -> RunResult | None:
+    """The step run by one rank of each class of equivalent ranks, when ranks can be proved
+    equivalent from their graphs (``system/symmetry/equivalence.py``: workloads read from
+    files), on a backend of the pairwise symmetry class; None otherwise."""
+    from trainsim.network.protocol import PAIRWISE
+    from trainsim.network.registry import backend_capabilities
+    from trainsim.system.symmetry.equivalence import find_mirrors, world_result
+
+    if backend_capabilities(backend).symmetry != PAIRWISE:
+        return None
+    mirrors = find_mirrors(platform, graphs)
+    if not mirrors:
+        return None
+    from trainsim.workload.graph import GraphBuilder
+
+    empty = GraphBuilder(source="mirror: runs as its representative").build()
+    ran = list(graphs)
+    for ms in mirrors.values():
+        for m in ms:
+            ran[m] = empty
+    try:
+        collectives, result = _run(platform, ran, backend, compat_astra, symmetry, True, progress, mirrors, endpoint)
+    except GroupSymmetryConflict as exc:
+        how = f"{how}; group symmetry off ({exc})"
+        collectives, result = _run(platform, ran, backend, compat_astra, symmetry, False, progress, mirrors)
+    folded = world_result(result, graphs, mirrors)
+    folded.info["symmetry"] = f"{how}; equivalent ranks folded ({folded.info['ranks_simulated']} of {len(graphs)} ranks run)"
+    folded.info["symmetric_ties"] = collectives.symmetric_ties
+    return folded
 
 
 def log_finish(result: RunResult) -> None:

@@ -396,13 +396,19 @@ def _ascii_fields(data: bytes, tags: dict[bytes, Any]) -> bool:
 
 
 def decode_file(
-    data: bytes, tails: dict[bytes, tuple[tuple, Any] | None], names_cache: dict[str, str] | None = None
+    data: bytes,
+    tails: dict[bytes, tuple[tuple, Any] | None],
+    names_cache: dict[str, str] | None = None,
+    layout: dict[str, Any] | None = None,
 ) -> dict[str, Any] | None:
     """The WorkloadGraph fields (all but ``source``, ``rank``, ``warnings``, ``use_ctrl_deps``)
     of a whole uncompressed file whose nodes are all canonical and in ascending unique id order,
     metadata included; None otherwise (the row-by-row reader then reads it). ``tails`` caches
     the attribute parts by bytes, as :class:`RowCache` does; ``names_cache`` keeps one object per
-    distinct node name (the ranks of a stage repeat every name: one copy, not one per rank)."""
+    distinct node name (the ranks of a stage repeat every name: one copy, not one per rank).
+    ``layout``, when given, receives where each node's attribute part starts (``tail_start``),
+    which distinct one it is (``which``) and the distinct ones (``tails``): ``template.py``
+    reads the files that differ from this one only in peers and groups from that."""
     try:
         starts, stops = _frame_bounds(data)
         if not starts:
@@ -440,6 +446,7 @@ def decode_file(
         # row-by-row reader without its dependencies decoded here in vain
         index: dict[bytes, int] = {}
         which = [index.setdefault(tail, len(index)) for tail in cursor.tails()]
+        tail_start = cursor.pos.copy()
         rows = []
         for tail in index:
             if tail not in tails:
@@ -471,4 +478,6 @@ def decode_file(
         if any(d is not None for d in dims)
         else {}
     )
+    if layout is not None:
+        layout.update(tail_start=tail_start, which=which, tails=list(index))
     return fields

@@ -29,6 +29,7 @@ from trainsim.enums import NodeType
 from trainsim.errors import TraceError
 from trainsim.workload.chakra.attrs import INT64_MAX, SPEC_BY_NAME, AttrSpec, UnusableValue
 from trainsim.workload.chakra.decode import RowCache, decode_file, metadata_is_valid
+from trainsim.workload.chakra.template import Template
 from trainsim.workload.chakra.wire import (
     count_rank_files,
     iter_frames,
@@ -77,7 +78,11 @@ def _rank_from_name(path: Path) -> int:
 
 
 def _read_graph(
-    path: Path, rank: int, ctrl_deps: CtrlDepsPolicy, cache: RowCache | None = None
+    path: Path,
+    rank: int,
+    ctrl_deps: CtrlDepsPolicy,
+    cache: RowCache | None = None,
+    layout: dict[str, Any] | None = None,
 ) -> WorkloadGraph:
     if ctrl_deps not in ("both", "data_only"):
         raise ValueError(f"ctrl_deps must be 'both' or 'data_only', not {ctrl_deps!r}")
@@ -90,7 +95,7 @@ def _read_graph(
             data = read_plain(stream, _WHOLE_FILE_BYTES)
             if len(cache.names) >= cache.limit:
                 cache.clear()
-            fields = None if data is None else decode_file(data, cache.tails, cache.names)
+            fields = None if data is None else decode_file(data, cache.tails, cache.names, layout)
             if fields is None:
                 _NodeDecoder(builder, tally, cache).consume(
                     stream if data is None else io.BytesIO(data)
@@ -354,14 +359,21 @@ def _require_acyclic(graph: WorkloadGraph, tally: WarningTally) -> None:
 
 
 def read_workload(
-    prefix: str | os.PathLike[str], npus: int | None = None, *, ctrl_deps: CtrlDepsPolicy = "both"
+    prefix: str | os.PathLike[str],
+    npus: int | None = None,
+    *,
+    ctrl_deps: CtrlDepsPolicy = "both",
+    templates: bool = True,
 ) -> list[WorkloadGraph]:
     """Read ``<prefix>.<rank>.et`` for rank 0..npus-1 (default: as many as exist from 0).
 
     A missing rank file is a :class:`TraceError` naming it and the expected count. Byte-identical
     files are parsed once: their graphs are shallow copies that share every array (treat graphs
     as read-only) and differ only in ``rank`` and ``source``; warnings are emitted once per
-    distinct file content.
+    distinct file content. A file that differs from one already decoded only in its peer ranks
+    and communicator groups (values of the same length) is not decoded: its graph shares every
+    other array with that one's (``template.py``; ``templates=False`` decodes every distinct
+    file, with the same result).
     """
     if npus is None:
         npus = count_rank_files(prefix)
@@ -369,16 +381,28 @@ def read_workload(
     first_of_content: dict[bytes, WorkloadGraph] = {}
     cache = RowCache()
     copies: dict[bytes, int] = {}
+    kept_by_length: dict[int, list[Template]] = {}
     graphs = []
     for rank, path in enumerate(paths):
-        digest = _content_digest(path, rank)
+        data = _plain_bytes(path, rank) if templates else None
+        if data is not None:
+            twin = next((g for t in kept_by_length.get(len(data), ()) if (g := t.match(data, str(path), rank)) is not None), None)
+            if twin is not None:
+                graphs.append(twin)
+                continue
+        digest = _content_digest(path, rank) if data is None else hashlib.blake2b(data).digest()
         if digest in first_of_content:
             graphs.append(_with_rank(first_of_content[digest], path, rank))
             copies[digest] += 1
         else:
-            graph = _read_graph(path, rank, ctrl_deps, cache)
+            layout: dict[str, Any] = {}
+            graph = _read_graph(path, rank, ctrl_deps, cache, layout)
             graphs.append(first_of_content.setdefault(digest, graph))
             copies[digest] = 0
+            if data is not None and layout and not graph.warnings:
+                kept = kept_by_length.setdefault(len(data), [])
+                kept.insert(0, Template(data, graph, layout))
+                del kept[_TEMPLATES_PER_LENGTH:]
     for digest, graph in first_of_content.items():
         also = f" (and {copies[digest]} identical rank files)" if copies[digest] else ""
         emit_trace_warnings(graph.source + also, graph.warnings)
@@ -405,6 +429,22 @@ def _existing_rank_files(prefix: str | os.PathLike[str], npus: int) -> list[Path
             file=str(rank_file(prefix, npus)),
         )
     return [rank_file(prefix, rank) for rank in range(npus)]
+
+
+_TEMPLATES_PER_LENGTH = 4
+"""Decoded files of one length a new file of that length is compared with (the latest)."""
+
+
+def _plain_bytes(path: Path, rank: int) -> bytes | None:
+    """The content of an uncompressed rank file a template may match, else None."""
+    try:
+        with open(path, "rb") as stream:
+            head = stream.read(2)
+            if head == b"\x1f\x8b" or os.fstat(stream.fileno()).st_size > _WHOLE_FILE_BYTES:
+                return None
+            return head + stream.read()
+    except OSError as exc:
+        raise TraceError(f"cannot read the file ({exc})", file=str(path), rank=rank) from exc
 
 
 def _content_digest(path: Path, rank: int) -> bytes:

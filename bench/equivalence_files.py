@@ -1,0 +1,158 @@
+"""Benchmark: training steps read from Chakra files, equivalent ranks folded (issue 18).
+
+Generates the inputs (``trainsim generate --out``; ASTRA-sim's network, system and memory
+files written here) into ``--dir`` (default: a temporary folder), then runs each case in child
+processes, whole process from interpreter start to exit:
+
+- ``fast``: ``trainsim run``'s path (``load_inputs`` + ``simulate``): files that differ only in
+  peers and groups read from a decoded one (``workload/chakra/template.py``), ranks proved
+  equivalent folded (``system/symmetry/equivalence.py``);
+- ``before``: the same with both off (``read_workload(templates=False)``,
+  ``simulate(fold=False)``): every distinct file decoded, every rank run (the default
+  symmetric collectives still on): today's path before this change;
+- ``astra`` (``--astra``): ASTRA-sim's congestion-unaware binary on the same files.
+
+Prints per case the CPU time (``RUSAGE_CHILDREN``) and wall time of each, the ratio to
+ASTRA-sim's recorded time (issue 18's anchor table, same machine class) and to ``before``,
+whether every rank's finish and exposed communication are equal to ``before``'s (and to
+ASTRA-sim's lines with ``--astra``), and the load average. Compatibility mode (ASTRA-sim's
+files), congestion-unaware backend.
+
+    PYTHONPATH=src python bench/equivalence_files.py [CASE ...] [--dir DIR] [--astra] [--no-before]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ASTRA_BIN = "/tmp/c16/astra/build/astra_analytical/build/bin/AstraSim_Analytical_Congestion_Unaware"
+
+# name: (trainsim generate arguments, topology, sizes, GB/s, ns, ASTRA-sim's recorded s)
+CASES = {
+    "gpt3": (
+        "gpt3-175b --tp 8 --pp 16 --dp 8 --micro-batch 1 --global-batch 1536 --recompute full --network-dims 8,128",
+        ("Switch", "Switch"), (8, 128), (300.0, 25.0), (700.0, 2000.0), 132.9,
+    ),
+    "megatron18b": (
+        "megatron-18b --tp 8 --pp 4 --dp 8 --micro-batch 1 --global-batch 64 --recompute full --network-dims 8,32",
+        ("Switch", "Switch"), (8, 32), (300.0, 25.0), (700.0, 2000.0), 51.5,
+    ),
+    "resnet50": (
+        "resnet50 --dp 256 --micro-batch 32 --network-dims 8,32",
+        ("Ring", "Switch"), (8, 32), (300.0, 25.0), (700.0, 2000.0), 6.3,
+    ),
+}  # fmt: skip
+
+_CHILD = r"""
+import json, sys
+from trainsim.config.astra import load_astra_platform
+from trainsim.system.api import simulate
+from trainsim.workload.chakra import read_workload
+d, fast = sys.argv[1], sys.argv[2] == "fast"
+groups = f"{d}/w.comm_groups.json"
+plat = load_astra_platform(f"{d}/network.yml", f"{d}/system.json", f"{d}/memory.json", groups)
+graphs = read_workload(f"{d}/w", plat.network.npus, templates=fast)
+r = simulate(plat, graphs, fold=fast)
+from trainsim.report.astra_lines import whole_ns
+ranks = [(whole_ns(x.finish_s), whole_ns(x.finish_s) - whole_ns(x.compute_s)) for x in r.ranks]  # ASTRA-sim's lines
+json.dump({"ranks": ranks, "makespan_s": r.makespan_s, "symmetry": r.info.get("symmetry"), "events": r.events}, open(sys.argv[3], "w"))
+"""
+
+
+def write_inputs(case: str, folder: Path) -> None:
+    args, topo, sizes, bw, lat, _ = CASES[case]
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "network.yml").write_text(
+        f"topology: [ {', '.join(topo)} ]\nnpus_count: [ {', '.join(map(str, sizes))} ]\n"
+        f"bandwidth: [ {', '.join(map(str, bw))} ]  # GB/s\nlatency: [ {', '.join(map(str, lat))} ]  # ns\n"
+    )
+    rings = json.dumps(["ring"] * len(sizes))
+    (folder / "system.json").write_text(
+        '{"scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1, '
+        f'"preferred-dataset-splits": 4, "all-reduce-implementation": {rings}, "all-gather-implementation": {rings}, '
+        f'"reduce-scatter-implementation": {rings}, "all-to-all-implementation": {rings}, '
+        '"collective-optimization": "localBWAware", "local-mem-bw": 2039, "boost-mode": 0}\n'
+    )
+    (folder / "memory.json").write_text('{"memory-type": "NO_MEMORY_EXPANSION"}\n')
+    if not (folder / "w.comm_groups.json").exists():
+        cmd = [sys.executable, "-c", "from trainsim.cli.main import main; main()", "generate", *args.split(), "--out", str(folder / "w"), "-q"]
+        subprocess.run(cmd, check=True)
+
+
+def child(cmd: list[str]) -> tuple[float, float]:
+    """(CPU s, wall s) of one child process."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, wall
+
+
+def run_trainsim(folder: Path, mode: str) -> tuple[float, float, dict]:
+    out = folder / f"result.{mode}.json"
+    cpu, wall = child([sys.executable, "-c", _CHILD, str(folder), mode, str(out)])
+    return cpu, wall, json.loads(out.read_text())
+
+
+def run_astra(folder: Path) -> tuple[float, float, list[tuple[int, int]]]:
+    log = folder / "astra.log"
+    cmd = [
+        ASTRA_BIN, f"--workload-configuration={folder}/w", f"--system-configuration={folder}/system.json",
+        f"--network-configuration={folder}/network.yml", f"--remote-memory-configuration={folder}/memory.json",
+        f"--comm-group-configuration={folder}/w.comm_groups.json",
+    ]  # fmt: skip
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    with open(log, "w") as stream:
+        subprocess.run(cmd, check=True, stdout=stream, stderr=subprocess.STDOUT)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    found = re.findall(r"sys\[(\d+)\] finished, (\d+) cycles, exposed communication (\d+) cycles", log.read_text())
+    ranks = [(0, 0)] * len(found)
+    for rank, finish, exposed in found:
+        ranks[int(rank)] = (int(finish), int(exposed))
+    return after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, wall, ranks
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("cases", nargs="*", default=list(CASES), help=f"of {', '.join(CASES)}")
+    ap.add_argument("--dir", type=Path, default=None, help="where the inputs are (or are generated); default: a temporary folder")
+    ap.add_argument("--astra", action="store_true", help="also run ASTRA-sim's binary on the same files")
+    ap.add_argument("--no-before", action="store_true", help="skip the run without folding")
+    args = ap.parse_args()
+    unknown = [c for c in args.cases if c not in CASES]
+    if unknown:
+        ap.error(f"unknown case {unknown[0]!r}; expected one of {', '.join(CASES)}")
+    root = args.dir or Path(tempfile.mkdtemp(prefix="equivalence-"))
+    for case in args.cases:
+        folder = root / case
+        write_inputs(case, folder)
+        recorded = CASES[case][5]
+        cpu, wall, fast = run_trainsim(folder, "fast")
+        line = {"case": case, "ranks": len(fast["ranks"]), "step_s": fast["makespan_s"], "fast_cpu_s": round(cpu, 2), "fast_wall_s": round(wall, 2),
+                "x_astra_recorded_cpu": round(recorded / cpu, 1), "x_astra_recorded_wall": round(recorded / wall, 1), "symmetry": fast["symmetry"]}
+        if not args.no_before:
+            bcpu, bwall, before = run_trainsim(folder, "before")
+            line.update(before_cpu_s=round(bcpu, 2), before_wall_s=round(bwall, 2), x_before_cpu=round(bcpu / cpu, 1),
+                        same_ranks_as_before=fast["ranks"] == before["ranks"])
+        if args.astra:
+            acpu, awall, ranks = run_astra(folder)
+            line.update(astra_cpu_s=round(acpu, 2), astra_wall_s=round(awall, 2), x_astra_cpu=round(acpu / cpu, 1),
+                        same_ranks_as_astra=[tuple(r) for r in fast["ranks"]] == ranks)
+        line["loadavg"] = os.getloadavg()
+        print(json.dumps(line), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,335 @@
+"""Equivalent ranks of any workload, found from the graphs alone (DESIGN.md, system layer;
+"Speed: symmetry first"): workloads read from Chakra files, which carry no parallelism.
+
+The generator's path (``replica.py``) knows which ranks are data-parallel replicas and
+tensor-parallel peers. Here nothing is known but the graphs and the communicator groups, so the
+equivalence is proved instead: a rank ``x`` behaves as rank ``r`` when a *renaming* ``pi`` of
+every rank with ``pi(x) = r`` maps the whole workload onto itself:
+
+- for every rank ``y``, ``y`` and ``pi(y)`` have the same arrays (ids, types, durations,
+  sizes, tags, dependencies, involved dimensions: everything but peers and groups);
+- each send / receive peer ``p`` of ``y`` at a position is renamed to the peer of ``pi(y)`` at
+  that position, ``pi(p)``, along the same network path (first differing dimension and
+  coordinate offset, as ``group.py`` compares them: the same delay and injection port);
+- each collective's group ``G`` of ``y`` at a position maps, member by member, to the group
+  ``G'`` of ``pi(y)`` there, up to a rotation of the member order (``pi(G[i]) = G'[i + s]``),
+  and both groups have the same offset table, every member seeing every offset alike, offsets
+  ``o`` and ``-o`` alike (``group.py``'s condition for a collective whose members all behave
+  as member 0; so a rotation of the order changes nothing); rooted collectives and
+  asymmetric algorithms (double binary tree) refuse;
+- no collective spans the whole machine (a renaming would have to be an automorphism of
+  the network; ``whole_step.py`` covers uniform whole-machine steps).
+
+On a backend of the ``pairwise`` symmetry class (a message's delay depends on its two ends
+only) the whole run is then invariant under ``pi``: rank ``pi(y)`` does at each instant what
+``y`` does. ``pi`` is built by propagation from ``x -> r`` (every peer and group member it
+reaches is bound, each binding checked once; every rank must be reached, so ``pi`` is a
+bijection of the machine) and refused at the first mismatch. Renamings compose, so the orbits
+of the renamings found (union-find) are classes of ranks with identical times; each class runs
+its smallest rank, the others are ``simulate``'s *mirrors* (they issue their representative's
+collectives on groups holding them). That needs every send / receive peer of a
+representative to be a representative and every member of its groups to be itself or one of
+its mirrors; otherwise nothing is folded.
+
+:func:`find_mirrors` gives ``{representative: mirrors}`` (``{}`` when nothing can be shown),
+:func:`world_result` every rank's result from the representatives' run, as a run of every rank
+reports it (``replica_result.ReplicaRecords`` renames the records to each rank's groups).
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from trainsim.collectives import ASYMMETRIC_KINDS, ROOTED_TYPES
+from trainsim.config.types import Platform
+from trainsim.enums import NodeType
+from trainsim.system.result import NodeTimeline, RunResult
+from trainsim.topology.multidim import MESH, SWITCH
+from trainsim.workload.graph import WorkloadGraph
+
+_SEND, _RECV, _COLL = int(NodeType.COMM_SEND_NODE), int(NodeType.COMM_RECV_NODE), int(NodeType.COMM_COLL_NODE)
+
+# every column but the peers (comm_src, comm_dst) and groups (pg_name), and the names
+_SAME_COLUMNS = (
+    "ids", "types", "duration_s", "is_cpu_op", "num_ops", "tensor_size", "comm_type", "comm_size",
+    "comm_tag", "comm_priority", "present", "data_dep_ptr", "data_dep_ids", "ctrl_dep_ptr", "ctrl_dep_ids",
+)  # fmt: skip
+
+
+def same_structure(a: WorkloadGraph, b: WorkloadGraph) -> bool:
+    """Whether two graphs are equal but for peers, groups and node names."""
+    if a is b:
+        return True
+    if len(a) != len(b) or a.use_ctrl_deps != b.use_ctrl_deps:
+        return False
+    for name in _SAME_COLUMNS:
+        x, y = getattr(a, name), getattr(b, name)
+        if x is not y and not np.array_equal(x, y):
+            return False
+    return a.involved_dim == b.involved_dim and (a.extra is b.extra or a.extra == b.extra)
+
+
+class _Profile:
+    """One rank's peers and groups, by position, as first-occurrence labels (``pattern``) and
+    the distinct values in that order (``values``)."""
+
+    __slots__ = ("cls", "peer_key", "peers", "group_key", "groups")
+
+    def __init__(self, graph: WorkloadGraph, cls: int, positions: _Positions, interned: dict[Any, int]) -> None:
+        p2p, is_send, colls = positions
+        self.cls = cls
+        vals = np.where(is_send, graph.comm_dst[p2p], graph.comm_src[p2p]).astype(np.int64)
+        self.peer_key, self.peers = _labels(vals, interned)
+        names = colls(graph.pg_name)  # the groups by position (itemgetter: no Python loop)
+        self.groups = list(dict.fromkeys(names))
+        index = dict(zip(self.groups, range(len(self.groups)), strict=True))
+        self.group_key = interned.setdefault(tuple(map(index.__getitem__, names)), len(interned))
+
+
+_Positions = tuple[np.ndarray, np.ndarray, Callable[[list[str]], tuple[str, ...]]]
+"""A class's send / receive positions, which of them are sends, and its collectives' getter."""
+
+
+def _getter(positions: list[int]) -> Callable[[list[str]], tuple[str, ...]]:
+    if not positions:
+        return lambda _names: ()
+    if len(positions) == 1:
+        p = positions[0]
+        return lambda names: (names[p],)
+    return operator.itemgetter(*positions)
+
+
+def _labels(vals: np.ndarray, interned: dict[Any, int]) -> tuple[int, list[int]]:
+    if vals.size == 0:
+        return interned.setdefault(b"", len(interned)), []
+    uniq, first, inv = np.unique(vals, return_index=True, return_inverse=True)
+    order = np.argsort(first)
+    relabel = np.empty(len(uniq), dtype=np.int64)
+    relabel[order] = np.arange(len(uniq))
+    return interned.setdefault(relabel[inv].tobytes(), len(interned)), uniq[order].tolist()
+
+
+class _Finder:
+    def __init__(self, platform: Platform, graphs: Sequence[WorkloadGraph]) -> None:
+        from trainsim.topology import MultiDimTopology
+
+        net = platform.network
+        self.topo = MultiDimTopology([d.kind for d in net.dims], net.sizes)
+        self.groups = {name: tuple(members) for name, members in platform.comm_groups.items()}
+        self.graphs = graphs
+        self.n = len(graphs)
+        self._tables: dict[str, Any] = {}
+
+    # -- classes of equal structure ---------------------------------------------------------
+    def profiles(self) -> list[_Profile] | None:
+        classes: list[WorkloadGraph] = []
+        buckets: dict[tuple, list[int]] = {}
+        positions: list[_Positions] = []
+        interned: dict[Any, int] = {}
+        digests: dict[int, int] = {}  # id(array) -> hash of its bytes (graphs share arrays)
+
+        def digest(array: np.ndarray) -> int:
+            found = digests.get(id(array))
+            if found is None:
+                found = digests[id(array)] = hash(array.tobytes())
+            return found
+
+        of_rank = []
+        for g in self.graphs:
+            # exact up to hash collisions, so that a bucket holds one class (else: compared)
+            key = (len(g), g.use_ctrl_deps, digest(g.types), digest(g.duration_s), digest(g.comm_size), digest(g.data_dep_ids))
+            cls = next((c for c in buckets.get(key, ()) if same_structure(classes[c], g)), -1)
+            if cls < 0:
+                cls = len(classes)
+                classes.append(g)
+                buckets.setdefault(key, []).append(cls)
+                t = g.types
+                p2p = np.flatnonzero((t == _SEND) | (t == _RECV))
+                colls = np.flatnonzero(t == _COLL)
+                for p in colls.tolist():
+                    if int(g.comm_type[p]) in ROOTED_TYPES:
+                        return None
+                positions.append((p2p, t[p2p] == _SEND, _getter(colls.tolist())))
+            of_rank.append(cls)
+        if len(classes) == self.n:
+            return None  # no two ranks alike
+        return [_Profile(g, cls, positions[cls], interned) for g, cls in zip(self.graphs, of_rank, strict=True)]
+
+    # -- the path between two ranks, as group.py's offset table sees it -------------------------
+    def shape(self, a: int, b: int) -> tuple[int, int]:
+        topo = self.topo
+        d = topo.first_diff_dim(a, b)
+        if d < 0:
+            return (-1, 0)
+        kind = topo.kinds[d]
+        delta = topo.coord(b, d) - topo.coord(a, d)
+        return (d, 0 if kind == SWITCH else delta if kind == MESH else delta % topo.sizes[d])
+
+    def table(self, name: str) -> Any:
+        """The group's offset table (``o`` and ``-o`` alike), None when a member sees an offset
+        differently or the group is not one (a whole-machine collective)."""
+        if name in self._tables:
+            return self._tables[name]
+        members = self.groups.get(name)
+        out: Any = None
+        if members is not None and len(set(members)) == len(members) and all(0 <= m < self.n for m in members):
+            k = len(members)
+            table: list[tuple[int, int]] = []
+            for o in range(1, k):
+                seen = {self.shape(members[i], members[(i + o) % k]) for i in range(k)}
+                if len(seen) != 1:
+                    break
+                table.append(seen.pop())
+            if len(table) == k - 1 and all(table[o - 1] == table[k - o - 1] for o in range(1, k)):
+                out = tuple(table)
+        self._tables[name] = out
+        return out
+
+    # -- one renaming -----------------------------------------------------------------------
+    def renaming(self, prof: list[_Profile], x: int, r: int) -> list[int] | None:
+        """``pi`` (a list: rank -> rank) with ``pi(x) = r`` that maps the workload onto itself,
+        or None."""
+        pi = [-1] * self.n
+        taken = [False] * self.n
+        pi[x] = r
+        taken[r] = True
+        todo = [x]
+        gmap: dict[str, str] = {}
+        shape, groups = self.shape, self.groups
+
+        def bind(a: int, b: int) -> bool:
+            if not (0 <= a < self.n and 0 <= b < self.n):
+                return False
+            if pi[a] >= 0:
+                return pi[a] == b
+            if taken[b]:
+                return False
+            pi[a] = b
+            taken[b] = True
+            todo.append(a)
+            return True
+
+        while todo:
+            y = todo.pop()
+            z = pi[y]
+            py, pz = prof[y], prof[z]
+            if py.cls != pz.cls or py.peer_key != pz.peer_key or py.group_key != pz.group_key:
+                return None
+            for a, b in zip(py.peers, pz.peers, strict=True):
+                if not bind(a, b) or shape(y, a) != shape(z, b):
+                    return None
+            for g, h in zip(py.groups, pz.groups, strict=True):
+                if g in gmap:
+                    if gmap[g] != h:
+                        return None
+                    continue
+                tg, th = self.table(g), self.table(h)
+                if tg is None or tg != th:
+                    return None
+                gm, hm = groups[g], groups[h]
+                if y not in gm or z not in hm:
+                    return None
+                s = hm.index(z) - gm.index(y)
+                k = len(gm)
+                if any(not bind(gm[i], hm[(i + s) % k]) for i in range(k)):
+                    return None
+                gmap[g] = h
+        if not all(taken):
+            return None
+        if len(set(gmap.values())) != len(gmap):
+            return None
+        return pi
+
+
+def _algorithms_symmetric(platform: Platform) -> bool:
+    """Whether every configured algorithm runs the same schedule on every member (no custom
+    collective, no tree or in-switch one)."""
+    from trainsim.collectives.algorithms import parse_algorithm
+
+    impl = platform.system.implementations
+    if impl.custom:
+        return False
+    names = (*impl.all_reduce, *impl.all_gather, *impl.reduce_scatter, *impl.all_to_all)
+    return all(parse_algorithm(name).kind not in ASYMMETRIC_KINDS for name in names)
+
+
+def find_mirrors(platform: Platform, graphs: Sequence[WorkloadGraph]) -> dict[int, tuple[int, ...]]:
+    """``{representative: mirrors}`` of ranks proved to behave as a representative (module
+    docstring), ``{}`` when none can be shown. The caller checks the backend's symmetry class."""
+    if len(graphs) < 2 or not _algorithms_symmetric(platform):
+        return {}
+    finder = _Finder(platform, graphs)
+    prof = finder.profiles()
+    if prof is None:
+        return {}
+    parent = list(range(len(graphs)))
+
+    def find(a: int) -> int:
+        while parent[a] != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        return a
+
+    members: dict[int, list[int]] = {}
+    for rank, p in enumerate(prof):
+        members.setdefault(p.cls, []).append(rank)
+    for ranks in members.values():
+        r0 = ranks[0]
+        for x in ranks[1:]:
+            if find(x) == find(r0):
+                continue
+            pi = finder.renaming(prof, x, r0)
+            if pi is None:
+                continue
+            for y, z in enumerate(pi):
+                a, b = find(y), find(z)
+                if a != b:
+                    parent[max(a, b)] = min(a, b)
+    orbits: dict[int, list[int]] = {}
+    for rank in range(len(graphs)):
+        orbits.setdefault(find(rank), []).append(rank)
+    mirrors = {rep: tuple(rs[1:]) for rep, rs in orbits.items() if len(rs) > 1}
+    if not mirrors:
+        return {}
+    mirror_of = {m: rep for rep, ms in mirrors.items() for m in ms}
+    for rep in orbits:
+        p = prof[rep]
+        if any(peer in mirror_of for peer in p.peers):
+            return {}
+        for g in p.groups:
+            if any(mirror_of.get(m, rep) != rep for m in finder.groups.get(g, ())):
+                return {}
+    return mirrors
+
+
+def world_result(run: RunResult, graphs: Sequence[WorkloadGraph], mirrors: dict[int, tuple[int, ...]]) -> RunResult:
+    """Every rank's result from a run of the representatives (``simulate(..., mirrors=...)``
+    with empty graphs for the mirrors): a mirror has its representative's times, timeline (on
+    its own graph) and collective records (on its own groups)."""
+    from trainsim.system.symmetry.replica_result import ReplicaRecords
+
+    source = list(range(len(graphs)))
+    for rep, ms in mirrors.items():
+        for m in ms:
+            source[m] = rep
+    ranks = []
+    timelines = []
+    for rank, graph in enumerate(graphs):
+        own = run.ranks[source[rank]]
+        ranks.append(own if own.rank == rank else replace(own, rank=rank))
+        if run.timelines:
+            ran = run.timelines[source[rank]]
+            timelines.append(NodeTimeline(graph, ran.start_ns, ran.end_ns))
+    base: dict[int, list[Any]] = {r: [] for r in set(source)}
+    for rec in run.collectives:
+        if rec.rank in base:
+            base[rec.rank].append(rec)
+    simulated = len(base)
+    info = {**run.info, "ranks_simulated": simulated, "world": len(graphs)}
+    records = ReplicaRecords(base, source, graphs, [[] for _ in graphs])
+    return replace(run, ranks=ranks, timelines=timelines, collectives=records, info=info)
