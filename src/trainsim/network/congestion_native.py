@@ -195,7 +195,7 @@ class NativeCongestionAwareNetwork(CongestionAwareNetwork):
         sent, _, delivered = self._core.sent(self._handle)
         return bool(sent != delivered)
 
-    def counters(self) -> tuple[int, int]:
+    def core_counters(self) -> tuple[int, int]:
         """(link events the core ran, messages on its links now)."""
         buf = (ctypes.c_double * 2)()
         self._lib.lc_counters(self._handle, buf)
