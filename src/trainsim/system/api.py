@@ -12,10 +12,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
+
 from trainsim.config.knobs import check_system
 from trainsim.config.types import Platform
 from trainsim.endpoint import EndpointModel
 from trainsim.engine import EventQueue
+from trainsim.enums import NodeType
 from trainsim.errors import ConfigError, TrainsimError
 from trainsim.network.protocol import NetworkBackend
 from trainsim.network.registry import DEFAULT_BACKEND, backend_entry, make_backend
@@ -166,6 +169,8 @@ def _mirrored(
 
     if backend_capabilities(backend).symmetry != PAIRWISE:
         return None
+    if platform.memory.mode in _SHARED_MEMORY_MODES and any(_has_memory_nodes(g) for g in graphs):
+        return None  # a node's or a pool's tier queues the accesses of ranks a class would fold
     mirrors = find_mirrors(platform, graphs)
     if not mirrors:
         return None
@@ -184,7 +189,16 @@ def _mirrored(
     folded = world_result(result, graphs, mirrors)
     folded.info["symmetry"] = f"{how}; equivalent ranks folded ({folded.info['ranks_simulated']} of {len(graphs)} ranks run)"
     folded.info["symmetric_ties"] = collectives.symmetric_ties
+    folded.info["shift_replays"] = collectives.shift_replays
     return folded
+
+
+_SHARED_MEMORY_MODES = ("PER_NODE_MEMORY_EXPANSION", "MEMORY_POOL")
+_MEMORY_NODE_TYPES = (int(NodeType.MEM_LOAD_NODE), int(NodeType.MEM_STORE_NODE))
+
+
+def _has_memory_nodes(graph: WorkloadGraph) -> bool:
+    return bool(np.isin(graph.types, _MEMORY_NODE_TYPES).any())
 
 
 def log_finish(result: RunResult) -> None:
