@@ -89,6 +89,22 @@ def test_generated_runs_every_rank(workload):
     assert "concurrent groups" in run.why_every_rank
 
 
+@pytest.mark.parametrize("name", ["fred_b", "mesh"])
+def test_equivalent_ranks_are_not_folded(name):
+    """Folding equivalent ranks (``symmetry/equivalence.py``) would run one rank of each class
+    and miss the others' groups the pricer prices together (on FRED-B, TP 4 x DP 5 came out
+    faster folded): simulate runs every rank."""
+    from trainsim.compute.devices import OperatorTimer
+
+    work = generate(get_model("megatron-1.7b"), Parallelism(tp=4, dp=5, global_batch=10), OperatorTimer("H100"))
+    platform = work.platform(load_platform(FRED / f"{name}.yaml"))
+    run = simulate(platform, work.graphs)
+    assert "folded" not in run.info.get("symmetry", "")
+    every = simulate(platform, work.graphs, fold=False)
+    assert run.makespan_s == every.makespan_s
+    assert list(run.ranks) == list(every.ranks)
+
+
 def test_concurrent_batch_prices_each_collective_by_its_own_steps():
     platform = load_platform(FRED / "fred_d.yaml")
     pricer = make_pricer(platform, False)

@@ -171,6 +171,10 @@ def _mirrored(
         return None
     if platform.memory.mode in _SHARED_MEMORY_MODES and any(_has_memory_nodes(g) for g in graphs):
         return None  # a node's or a pool's tier queues the accesses of ranks a class would fold
+    from trainsim.system.collective_pricing import concurrent_pricer
+
+    if concurrent_pricer(platform, compat_astra):
+        return None  # it prices the groups in flight together: the folded ranks' groups count
     mirrors = find_mirrors(platform, graphs)
     if not mirrors:
         return None
