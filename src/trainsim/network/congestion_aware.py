@@ -114,15 +114,16 @@ class CongestionAwareNetwork(LinkGraphBackend):
     def link_stats(self) -> list[dict[str, Any]]:
         """Per-link bytes carried, busy time (s) and peak queue length."""
         g = self.graph
+        nbytes, busy_ns, peak = self.link_bytes, self.link_busy_ns, self.link_peak_queue
         return [
             {
                 "link": i,
                 "src": g.link_src[i],
                 "dst": g.link_dst[i],
                 "dim": g.link_dim[i],
-                "bytes": self.link_bytes[i],
-                "busy_s": self.link_busy_ns[i] * 1e-9,
-                "peak_queue": self.link_peak_queue[i],
+                "bytes": nbytes[i],
+                "busy_s": busy_ns[i] * 1e-9,
+                "peak_queue": peak[i],
             }
             for i in range(g.links)
         ]

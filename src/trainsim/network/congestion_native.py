@@ -59,7 +59,6 @@ def _load() -> ctypes.PyDLL | None:
     lib.lc_new.restype = p
     lib.lc_new.argtypes = [sz, _F64, _F64, i32]
     lib.lc_free.argtypes = [p]
-    lib.lc_counters.argtypes = [p, _F64]
     lib.lc_links.argtypes = [p, _F64, _F64, _F64]
     lib.lc_record.argtypes = [p, i32]
     lib.lc_take_transfers.restype = sz
@@ -195,12 +194,6 @@ class NativeCongestionAwareNetwork(CongestionAwareNetwork):
         sent, _, delivered = self._core.sent(self._handle)
         return bool(sent != delivered)
 
-    def core_counters(self) -> tuple[int, int]:
-        """(link events the core ran, messages on its links now)."""
-        buf = (ctypes.c_double * 2)()
-        self._lib.lc_counters(self._handle, buf)
-        return int(buf[0]), int(buf[1])
-
     # -- per-link statistics (the reference's attribute names) -----------------------------
 
     def _link_arrays(self) -> tuple[list[float], list[float], list[float]]:
@@ -208,22 +201,6 @@ class NativeCongestionAwareNetwork(CongestionAwareNetwork):
         bufs = [(ctypes.c_double * n)() for _ in range(3)]
         self._lib.lc_links(self._handle, *bufs)
         return list(bufs[0]), list(bufs[1]), list(bufs[2])
-
-    def link_stats(self) -> list[dict[str, Any]]:
-        nbytes, busy_ns, peak = self._link_arrays()
-        g = self.graph
-        return [
-            {
-                "link": i,
-                "src": g.link_src[i],
-                "dst": g.link_dst[i],
-                "dim": g.link_dim[i],
-                "bytes": _number(nbytes[i]),
-                "busy_s": busy_ns[i] * 1e-9,
-                "peak_queue": int(peak[i]),
-            }
-            for i in range(g.links)
-        ]
 
     @property
     def link_bytes(self) -> list[int]:  # type: ignore[override]

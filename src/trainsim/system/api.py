@@ -12,13 +12,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-import numpy as np
-
 from trainsim.config.knobs import check_system
 from trainsim.config.types import Platform
 from trainsim.endpoint import EndpointModel
 from trainsim.engine import EventQueue
-from trainsim.enums import NodeType
 from trainsim.errors import ConfigError, TrainsimError
 from trainsim.network.protocol import NetworkBackend
 from trainsim.network.registry import DEFAULT_BACKEND, backend_entry, make_backend
@@ -166,15 +163,12 @@ def _mirrored(
     from trainsim.network.protocol import PAIRWISE
     from trainsim.network.registry import backend_capabilities
     from trainsim.system.symmetry.equivalence import find_mirrors, world_result
+    from trainsim.system.symmetry.partial import has_memory_nodes, why_not_partial
 
     if backend_capabilities(backend).symmetry != PAIRWISE:
         return None
-    if platform.memory.mode in _SHARED_MEMORY_MODES and any(_has_memory_nodes(g) for g in graphs):
-        return None  # a node's or a pool's tier queues the accesses of ranks a class would fold
-    from trainsim.system.collective_pricing import concurrent_pricer
-
-    if concurrent_pricer(platform, compat_astra):
-        return None  # it prices the groups in flight together: the folded ranks' groups count
+    if why_not_partial(platform, memory_traffic=has_memory_nodes(graphs), compat_astra=compat_astra):
+        return None
     mirrors = find_mirrors(platform, graphs)
     if not mirrors:
         return None
@@ -196,13 +190,6 @@ def _mirrored(
     folded.info["shift_replays"] = collectives.shift_replays
     return folded
 
-
-_SHARED_MEMORY_MODES = ("PER_NODE_MEMORY_EXPANSION", "MEMORY_POOL")
-_MEMORY_NODE_TYPES = (int(NodeType.MEM_LOAD_NODE), int(NodeType.MEM_STORE_NODE))
-
-
-def _has_memory_nodes(graph: WorkloadGraph) -> bool:
-    return bool(np.isin(graph.types, _MEMORY_NODE_TYPES).any())
 
 
 def log_finish(result: RunResult) -> None:

@@ -53,8 +53,8 @@ from trainsim.errors import ConfigError
 from trainsim.network.protocol import PAIRWISE
 from trainsim.network.registry import DEFAULT_BACKEND, backend_capabilities
 from trainsim.system.api import simulate
-from trainsim.system.collective_pricing import concurrent_pricer
 from trainsim.system.result import RankResult, RunResult
+from trainsim.system.symmetry.partial import has_memory_nodes, why_not_partial
 from trainsim.workload.generate import GeneratedWorkload
 from trainsim.workload.graph import GraphBuilder, WorkloadGraph
 
@@ -258,9 +258,9 @@ def simulate_replica(
     _check(workload, backend)
     stages = max(workload.stage_of_rank) + 1
     positions = [_cross_positions(workload, s) for s in range(stages)]
-    par = workload.parallelism
-    if par is not None and par.offloads and platform.memory.mode in ("PER_NODE_MEMORY_EXPANSION", "MEMORY_POOL"):
-        raise ConfigError("a node's or a pool's memory accesses queue across replicas; simulate every rank", field="memory.mode")
+    why = why_not_partial(platform, memory_traffic=has_memory_nodes(workload.graphs))
+    if why:
+        raise ConfigError(why)
     replica_nodes = sum(len(g) for g, replica in zip(workload.graphs, workload.replica_of_rank, strict=True) if replica == 0)
     overall = _Overall(progress, _sync_nodes(workload, positions) + replica_nodes)
     t0 = time.perf_counter()
@@ -491,8 +491,6 @@ def simulate_generated(
     # and simulate's whole-step symmetry already runs one rank for all
     if replica_slice and workload.node_roles:
         try:
-            if concurrent_pricer(platform):
-                raise ConfigError("the collective pricer prices concurrent groups together: every replica's groups must run")
             _check(workload, backend)
             sliced = simulate_replica(platform, workload, backend=backend, progress=progress)
         except ConfigError as exc:

@@ -44,7 +44,7 @@ class _Decline(Exception):
     """The node is not in the canonical layout; the general path reads it."""
 
 
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
+def read_varint(data: bytes, pos: int) -> tuple[int, int]:
     """``(value, position after it)`` of the varint at ``pos``; declines past 10 bytes or 2**64."""
     value = shift = 0
     while True:
@@ -62,7 +62,7 @@ def _varint(data: bytes, pos: int) -> tuple[int, int]:
 
 def _delimited(data: bytes, pos: int) -> tuple[int, int]:
     """``(start, stop)`` of the length-delimited payload whose length varint is at ``pos``."""
-    length, start = _varint(data, pos)
+    length, start = read_varint(data, pos)
     stop = start + length
     if stop > len(data):
         raise _Decline
@@ -73,7 +73,7 @@ def _packed_ids(data: bytes, start: int, stop: int) -> list[int]:
     """The packed repeated uint64 payload ``data[start:stop]`` (node ids, int64 range)."""
     ids = []
     while start < stop:
-        value, start = _varint(data, start)
+        value, start = read_varint(data, start)
         ids.append(value)
     if start != stop or (ids and max(ids) > INT64_MAX):
         raise _Decline
@@ -98,7 +98,7 @@ def _wire_value(case: str, data: bytes, pos: int) -> tuple[Any, int]:
     if case == "bool_list":
         start, stop = _delimited(data, pos)
         return _bools(data[start:stop]), stop
-    value, pos = _varint(data, pos)
+    value, pos = read_varint(data, pos)
     if case == "bool_val":
         return value != 0, pos
     if case == "int64_val":
@@ -134,7 +134,7 @@ def _attributes(data: bytes) -> tuple[tuple, Any]:
     """``(attribute_row(...), involved_dim)`` of a node's bytes from ``duration_micros`` on."""
     pos, end, micros = 0, len(data), 0
     if end and data[0] == 0x38:
-        micros, pos = _varint(data, 1)
+        micros, pos = read_varint(data, 1)
     values: dict[str, Any] = {}
     while pos < end:
         if data[pos] != 0x52:
@@ -178,7 +178,7 @@ class RowCache:
             node_id, node_type, name, pos = 0, 0, "", 0
             end = len(data)
             if pos < end and data[pos] == 0x08:
-                node_id, pos = _varint(data, pos + 1)
+                node_id, pos = read_varint(data, pos + 1)
                 if node_id > INT64_MAX:
                     return None
             if pos < end and data[pos] == 0x12:
@@ -237,7 +237,7 @@ def _frame_bounds(data: bytes) -> tuple[list[int], list[int]]:
         if length < 0x80:
             pos += 1
         else:
-            length, pos = _varint(data, pos)
+            length, pos = read_varint(data, pos)
         starts.append(pos)
         pos += length
         stops.append(pos)

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from trainsim.workload.chakra.attrs import INT32_MAX
+from trainsim.workload.chakra.decode import read_varint
 from trainsim.workload.graph import WorkloadGraph
 
 _SRC, _DST, _PG = 0, 1, 2
@@ -33,32 +34,21 @@ _NAMES = {b"comm_src": _SRC, b"comm_dst": _DST, b"pg_name": _PG}
 _SEVEN = (7 * np.arange(5)).astype(np.int64)
 
 
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        byte = data[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return value, pos
-        shift += 7
-
-
 def _value_spans(tail: bytes) -> list[tuple[int, int, int]]:
     """``(column, start, stop)`` of the peer and group values in one node's attribute part (a
     part ``decode_file`` accepted: canonical layout)."""
     out = []
     pos, end = 0, len(tail)
     if end and tail[0] == 0x38:  # duration_micros
-        _, pos = _varint(tail, 1)
+        _, pos = read_varint(tail, 1)
     while pos < end:
-        length, start = _varint(tail, pos + 1)  # 0x52: an attribute
+        length, start = read_varint(tail, pos + 1)  # 0x52: an attribute
         stop = start + length
-        name_len, name_start = _varint(tail, start + 1)  # 0x0A: its name
+        name_len, name_start = read_varint(tail, start + 1)  # 0x0A: its name
         at = name_start + name_len
         column = _NAMES.get(tail[name_start:at])
         if column == _PG:
-            n, value_start = _varint(tail, at + len(_STRING_KEY))
+            n, value_start = read_varint(tail, at + len(_STRING_KEY))
             out.append((column, value_start, value_start + n))
         elif column is not None:
             out.append((column, at + 1, stop))
