@@ -6,6 +6,8 @@ from __future__ import annotations
 import csv
 import json
 
+import pytest
+
 from trainsim.cli.main import main
 from trainsim.network.packet import native
 
@@ -36,3 +38,10 @@ def test_study_roce_bad_inputs(capsys):
         assert main(["study", "roce", *args]) == 2
         err = capsys.readouterr().err
         assert word in err and "Traceback" not in err
+
+
+@pytest.mark.slow
+def test_study_roce_micro_prints_the_comparison(capsys):
+    assert main(["study", "roce-micro"]) == 0
+    text = capsys.readouterr().out
+    assert "HPCC, SIGCOMM'19" in text and "yes (within 0.02 of 0.95)" in text and "no (above 35 us)" in text

@@ -84,3 +84,21 @@ def roce(
     if json_path is not None:
         json_path.write_text(dumps({"platform": str(path), "npus": npus, "rows": out}) + "\n")
         console.print(f"wrote {json_path}")
+
+
+@study_app.command("roce-micro")
+def roce_micro() -> None:
+    """The DCQCN / HPCC papers' micro-benchmarks on the packet backend beside the published figures."""
+    from rich.table import Table
+
+    from trainsim.cli.console import stdout_console
+    from trainsim.studies.roce import micro
+
+    t = Table(title="Against the papers' micro-benchmarks (25 Gb/s star, 1 us links, reference engine)")
+    for c in ("benchmark", "ours", "published", "source", "agrees (band)"):
+        t.add_column(c)
+    for r in micro.comparison_rows():
+        ours = "never" if r.ours is None else f"{r.ours:.4g} {r.unit}"
+        src = f"{r.published.paper}, {r.published.where}"
+        t.add_row(r.benchmark, ours, r.published.claim, src, ("yes" if r.agrees else "no") + f" ({r.band})")
+    stdout_console().print(t)
