@@ -34,6 +34,7 @@ COMMAND_MODULES = (
     "trainsim.cli.collective_cmd",
     "trainsim.cli.study_cmd",
     "trainsim.cli.comet_cmd",
+    "trainsim.cli.roce_cmd",
 )
 
 

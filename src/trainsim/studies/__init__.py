@@ -7,6 +7,8 @@
   calibration and the gap diagnosis, on the device model in ``memory.pcm`` (docs/pcm.md);
 - ``studies.ace``: the baseline endpoint against ACE and the ideal one, with the best-baseline
   search (docs/ace.md; ``bench/ace.py`` prints its table).
+- ``studies.roce``: the HOTI'22 RoCE study (each congestion-control scheme against PFC only on
+  the packet backend) and the DCQCN / HPCC papers' micro-benchmarks (docs/roce.md).
 
 The CLI runs them (``trainsim repurpose``, ``trainsim pcm``).
 """
