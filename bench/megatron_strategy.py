@@ -8,7 +8,7 @@ simulates its best ``--top-k`` and the best with full recomputation (the paper's
 every row), simulates the published strategy, and prints the published step against the
 search's best: ``gap = published / best - 1`` (target: within 5%, or the pick explained).
 
-    python bench/megatron_strategy.py [--rows 1.7b,3.6b,7.5b,18b,39b,76b] [--top-k 2] [--jobs 2] [--json out.json]
+    python bench/megatron_strategy.py [--rows 1.7b,3.6b,7.5b,18b,39b,76b] [--top-k 2] [--jobs 2] [--nccl] [--json out.json]
 """
 
 from __future__ import annotations
@@ -35,8 +35,13 @@ from trainsim.optimize.strategy.search import (  # noqa: E402
 )
 from trainsim.sweep.runner import run_items  # noqa: E402
 
+# NCCL's pricing of the collectives (docs/nccl.md) with the DGX A100 calibration of
+# examples/nccl/dgx_a100_8gpu.yaml: a group that spans nodes gets the NICs' share, as NCCL's
+# rings and trees do, instead of the first dimension where two ranks differ
+NCCL_A100 = {"arch": "ampere", "channels": 16, "efficiency": 0.96}
 
-def platform_file(folder: Path, gpus: int) -> str:
+
+def platform_file(folder: Path, gpus: int, nccl: bool = False) -> str:
     dims = [
         {
             "topology": "Switch",
@@ -54,10 +59,11 @@ def platform_file(folder: Path, gpus: int) -> str:
                 "latency_ns": IB_LATENCY_NS,
             }
         )
-    path = folder / f"dgx_{gpus}.yaml"
-    path.write_text(
-        yaml.safe_dump({"network": {"dims": dims}, "system": {"local_mem_bw_gbps": 2039}})
-    )
+    system: dict = {"local_mem_bw_gbps": 2039}
+    if nccl:
+        system |= {"collective_tuner": "nccl", "nccl": dict(NCCL_A100)}
+    path = folder / f"dgx_{gpus}{'_nccl' if nccl else ''}.yaml"
+    path.write_text(yaml.safe_dump({"network": {"dims": dims}, "system": system}))
     return str(path)
 
 
@@ -72,6 +78,7 @@ def main() -> int:
     ap.add_argument("--top-k", type=int, default=2)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--nccl", action="store_true", help="price the collectives as NCCL does (docs/nccl.md)")
     args = ap.parse_args()
     wanted = args.rows.split(",")
     out = []
@@ -81,7 +88,7 @@ def main() -> int:
                 continue
             t0 = time.perf_counter()
             result = search(
-                SearchInputs(f"megatron-{name}", gpus, batch, platform_file(Path(tmp), gpus)),
+                SearchInputs(f"megatron-{name}", gpus, batch, platform_file(Path(tmp), gpus, args.nccl)),
                 top_k=args.top_k,
                 run=run_items,
                 jobs=args.jobs,

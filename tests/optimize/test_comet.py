@@ -20,6 +20,7 @@ from trainsim.optimize.comet import (
     grid,
     plot_frontier,
     run_study,
+    split_spread,
 )
 from trainsim.sweep.store import SweepStore
 
@@ -78,6 +79,26 @@ def test_study_records_the_best_strategy_infeasible_clusters_and_resumes(tiny, t
     assert [r["key"] for r in again] == [r["key"] for r in rows]
     png = plot_frontier(rows, tmp_path / "frontier.png")
     assert png.stat().st_size > 10_000
+
+
+def test_spread_over_fixed_splits(tiny, tmp_path):
+    clusters = [replace(c, nodes=2) for c in grid(hbm_gb=(0.12,), inter_gbps=(1.0, 100.0))]
+    with SweepStore(tmp_path / "split.sqlite") as store:
+        rows = run_study(clusters, store, tiny)
+    for r in rows:  # each split's best; the cluster's best is the best split's
+        splits = r["by_split"]
+        assert min(splits.values()) == r["step_s"]
+        assert f"TP{r['best_tp']}_PP{r['best_pp']}_DP{r['best_dp']}" in splits
+        assert all(int(n.split("_")[0][2:]) * int(n.split("_")[1][2:]) * int(n.split("_")[2][2:]) == 16 for n in splits)
+    spread = split_spread(rows)
+    assert spread is not None and spread["cells"] == sum(len(r["by_split"]) for r in rows)
+    best = [r["step_s"] for r in rows]
+    # every (cluster, split) cell at least as wide as the clusters' best steps
+    assert spread["all"] >= max(best) / min(best) >= 1.0
+    assert spread["fastest"][2] == min(best)
+    # a fixed split that crosses nodes is slower at 1 GB/s between them than at 100
+    assert spread["fixed"] > 1.0 and spread["fixed_clusters"] == 2
+    assert split_spread([{k: v for k, v in r.items() if k != "by_split"} for r in rows]) is None
 
 
 def test_tp_stays_within_a_node_unless_asked(tiny):

@@ -64,6 +64,7 @@ def comet(
         grid,
         plot_frontier,
         run_study,
+        split_spread,
     )
     from trainsim.sweep.runner import run_items
     from trainsim.sweep.store import SweepStore
@@ -112,6 +113,13 @@ def comet(
     ok = [r["step_s"] for r in rows if r["status"] == "ok"]
     if ok:
         console.print(f"{len(ok)} of {len(rows)} clusters feasible; spread (slowest / fastest best step) {max(ok) / min(ok):.2f}x")
+    spread = split_spread(rows)
+    if spread is not None:
+        (slow_c, slow_s, slow_t), (fast_c, fast_s, fast_t) = spread["slowest"], spread["fastest"]
+        console.print(f"spread over every (cluster, TP x PP x DP split) that fits ({spread['cells']}): {spread['all']:.2f}x "
+                      f"(slowest {slow_s} on {slow_c}: {slow_t:.2f} s; fastest {fast_s} on {fast_c}: {fast_t:.2f} s)")
+        console.print(f"largest spread of one fixed split across clusters: {spread['fixed']:.2f}x "
+                      f"({spread['fixed_split']}, fits on {spread['fixed_clusters']} clusters)")  # fmt: skip
     errors = [abs(r["max_abs_estimate_error"]) for r in rows if r.get("max_abs_estimate_error") is not None]
     if errors:
         sims = sum(int(r.get("simulated") or 0) for r in rows)

@@ -220,8 +220,43 @@ def study_cluster(inputs: StudyInputs, c: Cluster, workdir: Path, run: RunItems 
         "max_abs_estimate_error": result.max_abs_error(),
         "best_simulated_s": best.simulated_s,
         "best_estimate_error": best.error,
+        "by_split": by_split(result.rows),
     }
     return {**base, "status": "ok", "metrics": metrics, "error": None, "wall_s": result.wall_s.get("estimate", 0.0)}
+
+
+def split_name(tp: int, pp: int, dp: int) -> str:
+    """A fixed model x data-parallel split as COMET names its strategies (MP = TP x PP)."""
+    return f"TP{tp}_PP{pp}_DP{dp}"
+
+
+def by_split(rows: Sequence[Any]) -> dict[str, float]:
+    """Per TP x PP x DP split, the best estimated step among the fitting strategies of that
+    split (``rows``: the search's :class:`Row` s; micro-batch, recomputation and offload
+    chosen per split): the cluster's steps with the parallelization held fixed."""
+    out: dict[str, float] = {}
+    for r in rows:
+        name = split_name(r.parallelism.tp, r.parallelism.pp, r.parallelism.dp)
+        out[name] = min(out.get(name, float("inf")), r.estimate.step_s)
+    return out
+
+
+def split_spread(rows: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """Spreads over clusters x fixed splits (rows as :func:`run_study` returns them; clusters
+    stored before ``by_split`` existed are left out): ``all``: slowest / fastest step over every
+    (cluster, split) that fits, with both ends; ``fixed``: the largest slowest / fastest of one
+    split across the clusters where it fits (and the split), i.e. clusters compared with the
+    parallelization held fixed. None when no row has ``by_split``."""
+    cells = [(cluster_of(r).name, split, s) for r in rows if r["status"] == "ok" for split, s in (r.get("by_split") or {}).items()]
+    if not cells:
+        return None
+    slow, fast = max(cells, key=lambda c: c[2]), min(cells, key=lambda c: c[2])
+    per: dict[str, list[float]] = {}
+    for _, split, s in cells:
+        per.setdefault(split, []).append(s)
+    fixed_split, steps = max(per.items(), key=lambda kv: max(kv[1]) / min(kv[1]))
+    return {"all": slow[2] / fast[2], "slowest": slow, "fastest": fast, "cells": len(cells),
+            "fixed": max(steps) / min(steps), "fixed_split": fixed_split, "fixed_clusters": len(steps)}  # fmt: skip
 
 
 def run_study(
