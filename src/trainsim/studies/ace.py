@@ -37,8 +37,12 @@ UNITS_GRID = (4, 8, 16, 32)
 HBM_GRID = (225.0, 450.0, 675.0, 800.0)
 
 
-def torus_platform(endpoint: dict[str, Any], *, link_gbps: Sequence[float] = LINK_GBPS) -> Platform:
-    """The issue's platform with ``endpoint`` as its ``endpoint:`` section (module docstring)."""
+def torus_platform(
+    endpoint: dict[str, Any], *, link_gbps: Sequence[float] = LINK_GBPS, roofline: bool = True
+) -> Platform:
+    """The issue's platform with ``endpoint`` as its ``endpoint:`` section (module docstring).
+    ``roofline=False`` replays compute nodes' recorded durations (ASTRA-sim 1.0 text workloads
+    carry cycles, not FLOPs: under the roofline their compute would take no time)."""
     data = {
         "network": {
             "dims": [
@@ -55,7 +59,7 @@ def torus_platform(endpoint: dict[str, Any], *, link_gbps: Sequence[float] = LIN
             "reduce_scatter": ["ring"] * 3,
             "all_to_all": ["direct"] * 3,
             "collective_optimization": "localBWAware",
-            "roofline_enabled": True,
+            "roofline_enabled": roofline,
             "peak_perf_tflops": PEAK_TFLOPS,
         },
         "endpoint": endpoint,
