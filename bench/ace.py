@@ -22,7 +22,7 @@ Gradients are all-reduced in fp32 (``--grad-bytes 4``) as in those inputs: ASTRA
 Prints one line per row and a JSON line.
 
     PYTHONPATH=src python bench/ace.py [--models resnet50:4,gnmt:4,dlrm:64] [--micro-batch 4]
-        [--grad-bytes 4] [--text Resnet50_DataParallel,DLRM_HybridParallel]
+        [--grad-bytes 4] [--latency-ns 500] [--text Resnet50_DataParallel,DLRM_HybridParallel]
 """
 
 from __future__ import annotations
@@ -36,7 +36,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from trainsim.studies.ace import Comparison, compare, hbm_per_network_byte  # noqa: E402
+from trainsim.studies.ace import (  # noqa: E402
+    LATENCY_NS,
+    Comparison,
+    compare,
+    hbm_per_network_byte,
+)
 from trainsim.workload.astra_text.loop import text_to_graphs  # noqa: E402
 from trainsim.workload.astra_text.parse import parse_text_workload  # noqa: E402
 from trainsim.workload.generate.api import generate  # noqa: E402
@@ -101,6 +106,12 @@ def main() -> None:
         help="bytes per gradient element all-reduced (default 4: fp32, as ASTRA-sim 1.0's inputs)",
     )
     parser.add_argument(
+        "--latency-ns",
+        type=float,
+        default=LATENCY_NS,
+        help="per-hop latency of the torus, ns (default 500: an assumption, docs/ace.md)",
+    )
+    parser.add_argument(
         "--text",
         default="Resnet50_DataParallel,DLRM_HybridParallel",
         help="ASTRA-sim 1.0 text workloads to add (comma-separated; empty: none)",
@@ -133,14 +144,16 @@ def main() -> None:
             network_sizes=[4, 4, 4],
             check_memory=False,
         )
-        c = compare(name, wl.graphs, unit_gbps=args.unit_gbps)
+        c = compare(name, wl.graphs, unit_gbps=args.unit_gbps, latency_ns=args.latency_ns)
         gains.append(c.bandwidth_gain)
         rows += _report(name, name, c)
     for text in args.text.split(","):
         if not text:
             continue
         graphs = text_to_graphs(parse_text_workload(TEXT_DIR / f"{text}.txt"), 64, dim_sizes=[4, 4, 4])
-        c = compare(text, graphs, unit_gbps=args.unit_gbps, roofline=False)
+        c = compare(
+            text, graphs, unit_gbps=args.unit_gbps, roofline=False, latency_ns=args.latency_ns
+        )
         rows += _report(f"{text} (ASTRA-sim 1.0)", TEXT_MODEL[text], c)
     if gains:
         rows.append(
@@ -157,6 +170,7 @@ def main() -> None:
                 "bench": "ace",
                 "micro_batch": args.micro_batch,
                 "grad_bytes": args.grad_bytes,
+                "latency_ns": args.latency_ns,
                 "rows": rows,
                 "wall_s": time.perf_counter() - started,
             }
