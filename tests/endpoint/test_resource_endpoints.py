@@ -31,23 +31,31 @@ SHARED = {
 
 
 def ring(
-    n: int = 4, algo: str = "ring", endpoint: dict[str, Any] | None = None, bw: float = 100.0
+    n: int = 4,
+    algo: str = "ring",
+    endpoint: dict[str, Any] | None = None,
+    bw: float = 100.0,
+    ndims: int = 1,
 ) -> Any:
+    """A ring of ``n`` (``ndims`` > 1: a torus of ``ndims`` such rings, localBWAware)."""
     data: dict[str, Any] = {
         "network": {
             "dims": [{"topology": "Ring", "size": n, "bandwidth_gbps": bw, "latency_ns": 500}]
+            * ndims
         },
         "system": {
             "endpoint_delay_ns": 10,
             "local_mem_bw_gbps": 1000,
             "preferred_dataset_splits": 4,
-            "all_reduce": [algo],
-            "reduce_scatter": [algo],
-            "all_gather": [algo],
+            "all_reduce": [algo] * ndims,
+            "reduce_scatter": [algo] * ndims,
+            "all_gather": [algo] * ndims,
             "roofline_enabled": True,
             "peak_perf_tflops": 100,
         },
     }
+    if ndims > 1:
+        data["system"]["collective_optimization"] = "localBWAware"
     if endpoint is not None:
         data["endpoint"] = endpoint
     return parse_platform(data, "<test>")
@@ -158,6 +166,24 @@ def test_ace_splits_a_chunk_larger_than_its_sram():
     spilled = run(sram_mib=1.0, oversize="spill")
     assert spilled.collectives[0].chunks == 4
     assert spilled.resources[0].comm_hbm_bytes > 2 * 8 * MiB
+
+
+def test_ace_split_holds_no_more_chunks_than_its_sram_regression():
+    """8 MiB on a 4 x 4 torus of rings (reduce-scatter on the first, all-reduce on the second,
+    all-gather on the first: localBWAware), SRAM 1 MiB for 2 chunks: 16 chunks of 512 KiB, of
+    which at most 2 are in the engine at once (from a chunk's begin, its read, to its result's
+    write): the third begins when the first is done. The planner's split alone let every
+    chunk begin as the one before left the first dimension (8 MiB read into 1 MiB of SRAM, the
+    first dimension's reduce-scatters queued ahead of the all-gathers): 16 in the engine."""
+    ace = {"model": "ace", "sram_mib": 1.0, "pipeline_chunks": 2}
+    result = simulate(ring(4, "ring", ace, ndims=2), collective_workload(16, "all_reduce", 8 * MiB))
+    spans = result.collectives[0].chunk_spans
+    assert result.collectives[0].chunks == len(spans) == 16
+    for begin, _end in spans:
+        assert sum(b <= begin < e for b, e in spans) <= 2
+    ends = sorted(e for _b, e in spans)
+    begins = sorted(b for b, _e in spans)
+    assert all(begins[k] >= ends[k - 2] for k in range(2, 16))
 
 
 def test_sections_load_dump_and_refuse_bad_values():

@@ -18,8 +18,9 @@ Rule (docs/ace.md):
   pipe at ``alu_bw`` bytes reduced per second;
 - the SRAM holds ``sram_bytes``; with ``oversize: split`` a chunk is at most ``sram_bytes //
   pipeline_chunks`` (the planner cuts collectives into more chunks, ``max_chunk_bytes``), and
-  the engine is taken to hold ``pipeline_chunks`` of them (the count of chunks in flight is the
-  system's, not checked against it); with
+  a chunk begins only while it fits in the SRAM beside the chunks resident on the rank
+  (``may_begin``: the collective engine holds it in its first queue until one is done), so
+  the engine holds at most ``pipeline_chunks`` chunks of the largest size; with
   ``spill`` chunks keep their size, and while the chunks resident on the rank exceed the SRAM
   the excess fraction f of every message and reduction goes through HBM as in the baseline
   (``shared.SEND_HBM`` and ``shared.REDUCE_HBM`` bytes per byte, on the read channel);
@@ -68,12 +69,32 @@ class AceEndpoint(ResourceEndpoint):
         self.write = Pipe()  # ``self.hbm`` is the read channel
         self.alu = Pipe()
         self.resident: dict[int, int] = {}
+        self._held: dict[int, int] = {}  # bytes of the rank's chunks in the SRAM (``split``)
+        self._frees: dict[int, list[tuple[float, int]]] = {}  # (write start ns, bytes) to come
         self._channel_share = self.channel_bw / self.hbm_bw
 
     def max_chunk_bytes(self) -> int | None:
         if self.spec.oversize == "split":
             return max(1, self.spec.sram_bytes // self.spec.pipeline_chunks)
         return None
+
+    def may_begin(self, rank: int, now_ns: float, nbytes: int) -> bool:
+        """With ``split``, a chunk begins (its read from HBM starts) only if it fits in the SRAM
+        beside the chunks held on the rank, or none is: the engine's pipeline holds at most
+        ``pipeline_chunks`` chunks of the largest size. A chunk is held from its begin to the
+        start of its result's write (the write drains the SRAM as the next read fills it, both
+        at the channel rate). With ``spill`` every chunk begins and the excess goes through HBM
+        (``spill_fraction``)."""
+        if self.spec.oversize != "split":
+            return True
+        frees = self._frees.get(rank)
+        held = self._held.get(rank, 0)
+        if frees:
+            left = [(t, b) for t, b in frees if t > now_ns]
+            held -= sum(b for t, b in frees if t <= now_ns)
+            self._frees[rank] = left
+            self._held[rank] = held
+        return held == 0 or held + nbytes <= self.spec.sram_bytes
 
     def spill_fraction(self, rank: int) -> float:
         """With ``spill``, the fraction of the rank's resident chunks that does not fit in the
@@ -85,6 +106,7 @@ class AceEndpoint(ResourceEndpoint):
 
     def chunk_begin_ns(self, rank: int, now_ns: float, nbytes: int, parts: int) -> float:
         self.resident[rank] = self.resident.get(rank, 0) + nbytes
+        self._held[rank] = self._held.get(rank, 0) + nbytes
         start = (
             self.move_hbm(rank, now_ns, nbytes, self.channel_bw) - nbytes / self.channel_bw * 1e9
         )
@@ -118,7 +140,9 @@ class AceEndpoint(ResourceEndpoint):
         # written (the baseline's rule too: the receiver writes each chunk it received)
         written = out_bytes - in_bytes if out_bytes > in_bytes else out_bytes
         end = self.move_hbm(rank, now_ns, written, self.channel_bw, self.write)
-        return end - written / self.channel_bw * 1e9
+        done = end - written / self.channel_bw * 1e9
+        self._frees.setdefault(rank, []).append((done, in_bytes))
+        return done
 
     def compute_share(self, rank: int, now_ns: float) -> tuple[float, float]:
         busy = self.hbm.busy(rank, now_ns) + self.write.busy(rank, now_ns)

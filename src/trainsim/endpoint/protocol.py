@@ -92,6 +92,13 @@ class SharedResources(Protocol):
         planner splits a collective into more chunks so none is larger."""
         ...
 
+    def may_begin(self, rank: int, now_ns: float, nbytes: int) -> bool:
+        """Whether a chunk of ``nbytes`` may begin on ``rank`` at ``now_ns`` (ACE with ``split``: it
+        fits in the SRAM beside the chunks resident there, or none is). A chunk that may not
+        waits in its first queue without taking its place; the collective engine asks again
+        whenever one of the rank's chunks is done."""
+        ...
+
     def usage(self) -> dict[int, Any]:
         """Per rank, what the endpoint's collectives used (``endpoint.resource.CommUsage``)."""
         ...

@@ -89,6 +89,9 @@ class ResourceEndpoint:
     def max_chunk_bytes(self) -> int | None:
         return None
 
+    def may_begin(self, rank: int, now_ns: float, nbytes: int) -> bool:
+        return True
+
     def usage(self) -> dict[int, CommUsage]:
         return self.logs
 

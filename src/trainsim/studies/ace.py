@@ -4,8 +4,10 @@ ACE (``endpoint.ace``) and the ideal endpoint on one platform (studies layer: bu
 ``system.api.simulate``; docs/ace.md explains every number).
 
 - :func:`torus_platform`: the issue's platform, a 3-D torus of rings [4, 4, 4] with [400, 200,
-  200] GB/s per rank, 900 GB/s of HBM, 80 compute units, hierarchical all-reduce
-  (``localBWAware``), the roofline for compute, with the ``endpoint`` section given;
+  200] GB/s per rank (``latency_ns`` per hop, 500 by default: an assumption), 900 GB/s of HBM,
+  80 compute units, hierarchical all-reduce (``localBWAware``), the roofline for compute (or
+  recorded durations, ``roofline=False``, for ASTRA-sim 1.0 text workloads), with the
+  ``endpoint`` section given;
 - :func:`best_baseline`: the split of compute units and HBM bandwidth between compute and
   collectives (``comm_units`` x ``comm_hbm_gbps``, a grid) that minimizes the step;
 - :func:`hbm_per_network_byte`: the HBM bytes an endpoint moves per byte it sends, from one
@@ -30,6 +32,7 @@ from trainsim.workload.graph import WorkloadGraph
 
 SIZES = (4, 4, 4)
 LINK_GBPS = (400.0, 200.0, 200.0)
+LATENCY_NS = 500.0  # per hop (an assumption: docs/ace.md, "Inputs against sources")
 HBM_GBPS = 900.0
 COMPUTE_UNITS = 80
 PEAK_TFLOPS = 120.0  # a V100-class device of 80 units (assumption: docs/ace.md)
@@ -37,15 +40,26 @@ UNITS_GRID = (4, 8, 16, 32)
 HBM_GRID = (225.0, 450.0, 675.0, 800.0)
 
 
-def torus_platform(endpoint: dict[str, Any], *, link_gbps: Sequence[float] = LINK_GBPS) -> Platform:
-    """The issue's platform with ``endpoint`` as its ``endpoint:`` section (module docstring)."""
+def torus_platform(
+    endpoint: dict[str, Any],
+    *,
+    link_gbps: Sequence[float] = LINK_GBPS,
+    roofline: bool = True,
+    latency_ns: float = LATENCY_NS,
+) -> Platform:
+    """The issue's platform with ``endpoint`` as its ``endpoint:`` section (module docstring).
+    ``roofline=False`` replays compute nodes' recorded durations (ASTRA-sim 1.0 text workloads
+    carry cycles, not FLOPs: under the roofline their compute would take no time)."""
     data = {
         "network": {
             "dims": [
-                {"topology": "Ring", "size": n, "bandwidth_gbps": bw, "latency_ns": 500}
+                {"topology": "Ring", "size": n, "bandwidth_gbps": bw, "latency_ns": latency_ns}
                 for n, bw in zip(SIZES, link_gbps, strict=True)
             ]
         },
+        # ASTRA-sim's torus sample of the ACE era (astra-sim/astra-sim 9ccbd7e, 2020-07-10,
+        # system/sys_inputs/sample_torus_sys.txt): LIFO, endpoint-delay 10, 4 splits,
+        # hierarchical ring, localBWAware (docs/ace.md, "Inputs against sources")
         "system": {
             "endpoint_delay_ns": 10,
             "local_mem_bw_gbps": HBM_GBPS,
@@ -55,7 +69,7 @@ def torus_platform(endpoint: dict[str, Any], *, link_gbps: Sequence[float] = LIN
             "reduce_scatter": ["ring"] * 3,
             "all_to_all": ["direct"] * 3,
             "collective_optimization": "localBWAware",
-            "roofline_enabled": True,
+            "roofline_enabled": roofline,
             "peak_perf_tflops": PEAK_TFLOPS,
         },
         "endpoint": endpoint,

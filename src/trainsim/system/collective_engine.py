@@ -457,8 +457,12 @@ class Engine:
             spans[stream.chunk][1] = self.queue.now
         rs = self.rank_state(stream.rank)
         rs.active -= 1
-        if rs.active == 0 and self.shared is not None:
-            self.shared.collective_active(stream.rank, self.queue.now, False)
+        if self.shared is not None:
+            if rs.active == 0:
+                self.shared.collective_active(stream.rank, self.queue.now, False)
+            for q in rs.queues:  # chunks held back for room in the endpoint may begin now
+                if q.running < q.limit and len(q.streams) > q.running:
+                    self._fill(q)
         work.chunks_left -= 1
         if work.chunks_left == 0:
             work.record.end_ns = self.queue.now
@@ -479,8 +483,18 @@ class Engine:
     def _fill(self, q: DimQueue) -> None:
         streams = q.streams
         i = q.running
+        shared = self.shared
         while i < len(streams) and q.running < q.limit:
             stream = streams[i]
+            if (
+                shared is not None
+                and stream.pos == 0
+                and not shared.may_begin(stream.rank, self.queue.now, stream.phases[0].in_size)
+            ):
+                i += 1  # its chunk waits for room in the endpoint (ACE's SRAM): the next may run
+                continue
+            if i != q.running:  # running streams stay at the front (DimQueue.insert)
+                streams.insert(q.running, streams.pop(i))
             q.running += 1
             i += 1
             self._init_stream(stream)
