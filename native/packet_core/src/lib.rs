@@ -68,6 +68,7 @@ struct Pkt {
 /// An event: 24 bytes. ``key`` is the scheduling sequence number shifted left 3 bits with the
 /// kind in the low bits (sequence numbers are unique, so ordering on the key is ordering on
 /// the sequence: first scheduled, first run among equal times).
+#[derive(Clone, Copy)]
 struct Ev {
     t: f64,
     key: u64,
@@ -80,73 +81,140 @@ impl Ev {
     }
 }
 
-/// A queue pair. The fields a port's scheduler reads for every QP it passes over
-/// (``next_qp_packet``, ``window_open``, ``make_data``) fill its first cache line.
 /// The event queue: a 4-ary min-heap on (time, key). Half the depth of a binary heap, and a
 /// node's children are adjacent (96 bytes), so a pop reads fewer cache lines. The order is
 /// the total order of ``Ev`` (keys are unique), so any correct heap pops the same sequence.
+///
+/// Events are taken lazily: ``take`` hands out the top but leaves it in place, and the first
+/// event scheduled while it runs takes its slot and sifts down from the root (most new events
+/// fall due soon: a port's next free time, a link's next landing, so they stop near the top)
+/// instead of the last leaf sifting all the way down and the new event sifting up; ``settle``
+/// removes the top if nothing took its place. Comparisons are branch-free: a time is never
+/// negative, so its bits order as the number does, and (time bits, key) compares as a u128.
 #[derive(Default)]
 struct Heap {
     v: Vec<Ev>,
+    taken: bool, // v[0] is the event being run, free to overwrite
 }
 
 impl Heap {
-    #[inline]
+    #[inline(always)]
+    fn rank(e: &Ev) -> u128 {
+        ((e.t.to_bits() as u128) << 64) | e.key as u128
+    }
+
+    #[inline(always)]
     fn before(a: &Ev, b: &Ev) -> bool {
-        a.t < b.t || (a.t == b.t && a.key < b.key)
+        Self::rank(a) < Self::rank(b)
     }
 
-    fn push(&mut self, ev: Ev) {
-        let mut i = self.v.len();
-        self.v.push(ev);
-        let v = &mut self.v;
-        while i > 0 {
-            let parent = (i - 1) / 4;
-            if Self::before(&v[i], &v[parent]) {
-                v.swap(i, parent);
-                i = parent;
-            } else {
-                break;
-            }
-        }
-    }
-
-    #[inline]
-    fn peek(&self) -> Option<&Ev> {
-        self.v.first()
-    }
-
-    fn pop(&mut self) -> Option<Ev> {
-        let last = self.v.pop()?;
-        if self.v.is_empty() {
-            return Some(last);
-        }
-        let top = std::mem::replace(&mut self.v[0], last);
-        let v = &mut self.v;
+    /// The earliest of ``v[first..]``'s (at most 4) children.
+    #[inline(always)]
+    fn least_child(v: &[Ev], first: usize) -> usize {
         let n = v.len();
-        let mut i = 0;
+        if first + 3 < n {
+            let a = first + Self::before(&v[first + 1], &v[first]) as usize;
+            let b = first + 2 + Self::before(&v[first + 3], &v[first + 2]) as usize;
+            if Self::before(&v[b], &v[a]) {
+                b
+            } else {
+                a
+            }
+        } else {
+            let mut best = first;
+            for c in first + 1..n {
+                if Self::before(&v[c], &v[best]) {
+                    best = c;
+                }
+            }
+            best
+        }
+    }
+
+    /// Place ``ev`` in the hole at ``i``, moving it down past earlier children.
+    #[inline(always)]
+    fn sift_down(&mut self, mut i: usize, ev: Ev) {
+        let v = &mut self.v[..];
+        let n = v.len();
+        let r = Self::rank(&ev);
         loop {
             let first = 4 * i + 1;
             if first >= n {
                 break;
             }
-            let mut best = first;
-            for c in first + 1..(first + 4).min(n) {
-                if Self::before(&v[c], &v[best]) {
-                    best = c;
-                }
-            }
-            if Self::before(&v[best], &v[i]) {
-                v.swap(i, best);
+            let best = Self::least_child(v, first);
+            if Self::rank(&v[best]) < r {
+                v[i] = v[best];
                 i = best;
             } else {
                 break;
             }
         }
-        Some(top)
+        v[i] = ev;
+    }
+
+    #[inline]
+    fn push(&mut self, ev: Ev) {
+        debug_assert!(ev.t >= 0.0);
+        if self.taken {
+            self.taken = false;
+            self.sift_down(0, ev);
+            return;
+        }
+        let mut i = self.v.len();
+        self.v.push(ev);
+        let v = &mut self.v[..];
+        let r = Self::rank(&ev);
+        while i > 0 {
+            let parent = (i - 1) / 4;
+            if r < Self::rank(&v[parent]) {
+                v[i] = v[parent];
+                i = parent;
+            } else {
+                break;
+            }
+        }
+        v[i] = ev;
+    }
+
+    #[inline]
+    fn peek(&self) -> Option<&Ev> {
+        debug_assert!(!self.taken);
+        self.v.first()
+    }
+
+    /// The top event, left in place until ``settle`` (or a ``push`` overwrites it).
+    #[inline]
+    fn take(&mut self) -> Ev {
+        debug_assert!(!self.taken && !self.v.is_empty());
+        self.taken = true;
+        self.v[0]
+    }
+
+    /// The event that runs after the taken one unless it schedules an earlier one.
+    #[inline]
+    fn next_after_taken(&self) -> Option<&Ev> {
+        if self.v.len() < 2 {
+            None
+        } else {
+            Some(&self.v[Self::least_child(&self.v, 1)])
+        }
+    }
+
+    #[inline]
+    fn settle(&mut self) {
+        if self.taken {
+            self.taken = false;
+            let last = self.v.pop().unwrap();
+            if !self.v.is_empty() {
+                self.sift_down(0, last);
+            }
+        }
     }
 }
 
+/// A queue pair. The fields a port's scheduler reads for every QP it passes over
+/// (``next_qp_packet``, ``window_open``, ``make_data``) fill its first cache line.
 #[derive(Default)]
 #[repr(C, align(64))]
 struct Qp {
@@ -1433,10 +1501,10 @@ pub unsafe extern "C" fn pc_run(
             Some(ev) if ev.t < until => {}
             _ => break,
         }
-        let ev = e.heap.pop().unwrap();
+        let ev = e.heap.take();
         // a packet landing was written a link's flight earlier (microseconds of simulated
         // time, thousands of events): fetch the next event's packet while this one runs
-        if let Some(next) = e.heap.peek() {
+        if let Some(next) = e.heap.next_after_taken() {
             if next.kind() == EV_ARRIVE {
                 prefetch(e.pkts.as_ptr().wrapping_add(next.b as usize));
                 if let Some(entry) = e.flight[next.a as usize].front() {
@@ -1447,6 +1515,7 @@ pub unsafe extern "C" fn pc_run(
         e.now = ev.t;
         e.events += 1;
         e.dispatch(ev);
+        e.heap.settle();
     }
     *at = e.now;
     let n = e.delivered.len().min(cap);
