@@ -327,6 +327,7 @@ pub struct Engine {
     now: f64,
     seq: u64,
     heap: Heap,
+    inc: VecDeque<Ev>, // DCQCN's increase timers, in the order they fall due
     // links
     bw: Vec<f64>,
     lat: Vec<f64>,
@@ -399,6 +400,43 @@ impl Engine {
             a,
             b,
         });
+    }
+
+    /// DCQCN's rate-increase timer of QP ``qi``, version ``version``, due ``t_rp`` from now.
+    /// Every such timer is due a fixed delay after it is set, so they fall due in the order
+    /// they were set: they wait in a FIFO (``inc``) with the key they would have had in the
+    /// heap, which holds only the first live one. A timer is stale once its QP is done or
+    /// has restarted it (a newer version); the QP only moves further from it, so stale ones
+    /// are dropped when they reach the FIFO's head (each counted as the event it would have
+    /// been: a stale timer does nothing when it runs). Each rate decrease restarts the timer,
+    /// so stale ones had filled the heap (17,000 events, most of them stale, on 128 NPUs).
+    fn schedule_inc(&mut self, qi: usize, version: u32) {
+        self.seq += 1;
+        let ev = Ev {
+            t: self.now + self.p.t_rp,
+            key: (self.seq << 3) | EV_INC as u64,
+            a: qi as u32,
+            b: version,
+        };
+        self.inc.push_back(ev);
+        if self.inc.len() == 1 {
+            self.heap.push(ev);
+        }
+    }
+
+    /// The increase timer at the FIFO's head has come due: the next live one enters the heap.
+    fn pop_inc(&mut self) {
+        self.inc.pop_front();
+        while let Some(&ev) = self.inc.front() {
+            let q = &self.qps[ev.a as usize];
+            if q.done || ev.b != q.d_timer {
+                self.inc.pop_front();
+                self.events += 1;
+            } else {
+                self.heap.push(ev);
+                break;
+            }
+        }
     }
 
     fn rand(&mut self) -> f64 {
@@ -1051,8 +1089,7 @@ impl Engine {
         q.d_dec_flag = false;
         q.d_timer += 1;
         let v = q.d_timer;
-        let t = self.now + p.t_rp;
-        self.schedule_at(t, EV_INC, qi as u32, v);
+        self.schedule_inc(qi, v);
     }
 
     fn dcqcn_increase(&mut self, qi: usize, version: u32) {
@@ -1060,8 +1097,7 @@ impl Engine {
             return;
         }
         let p = Rc::clone(&self.p);
-        let t = self.now + p.t_rp;
-        self.schedule_at(t, EV_INC, qi as u32, version);
+        self.schedule_inc(qi, version);
         let q = &mut self.qps[qi];
         if q.d_stage > p.fast_recovery {
             q.d_target = q.max_rate.min(q.d_target + p.rhai);
@@ -1245,7 +1281,10 @@ impl Engine {
             EV_RTO => self.rto(ev.a as usize),
             EV_SAMPLE => self.sample(),
             EV_DEC => self.dcqcn_decrease(ev.a as usize),
-            EV_INC => self.dcqcn_increase(ev.a as usize, ev.b),
+            EV_INC => {
+                self.pop_inc();
+                self.dcqcn_increase(ev.a as usize, ev.b)
+            }
             _ => {}
         }
     }
@@ -1342,6 +1381,7 @@ pub unsafe extern "C" fn pc_new(
         now: 0.0,
         seq: 0,
         heap: Heap::default(),
+        inc: VecDeque::new(),
         bw: slice(bw, links).to_vec(),
         lat: slice(lat, links).to_vec(),
         dst: slice(dst, links).to_vec(),
