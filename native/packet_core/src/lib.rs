@@ -278,6 +278,23 @@ struct Qp {
     h_stage: i64,
 }
 
+/// A link's sending end: what a send, a landing and an enqueue read and write, in one cache
+/// line (they had been eleven arrays, a line each).
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Port {
+    bw: f64,  // B/ns
+    lat: f64, // ns
+    free_at: f64,
+    wake_at: f64,
+    tx_bytes: f64, // bytes sent: the link's bytes carried, and HPCC's INT tx counter
+    qbytes: i64,
+    peak: i64,
+    rr: u32,      // the QP scheduler's round-robin position
+    nonempty: u8, // bit p: queue p of the port holds packets
+    free_pending: bool,
+}
+
 /// Parameters, in the order of ``native.py``'s ``PARAMS``.
 #[derive(Default, Clone, Copy)]
 struct Params {
@@ -329,8 +346,7 @@ pub struct Engine {
     heap: Heap,
     inc: VecDeque<Ev>, // DCQCN's increase timers, in the order they fall due
     // links
-    bw: Vec<f64>,
-    lat: Vec<f64>,
+    ports: Vec<Port>,
     dst: Vec<u32>,
     rev: Vec<i32>,
     headroom: Vec<f64>,
@@ -339,19 +355,10 @@ pub struct Engine {
     kmax: Vec<f64>,
     pmax: Vec<f64>,
     queues: Vec<[VecDeque<u32>; PRIO]>,
-    qbytes: Vec<i64>,
-    nonempty: Vec<u8>, // bit p: queue p of the port holds packets
     flight: Vec<VecDeque<(f64, u32)>>,
     egress: Vec<[i64; PRIO]>,
     paused: Vec<[bool; PRIO]>,
-    free_at: Vec<f64>,
-    free_pending: Vec<bool>,
-    tx_bytes: Vec<f64>,
     qps_at: Vec<Vec<u32>>,
-    rr: Vec<usize>,
-    wake_at: Vec<f64>,
-    link_bytes: Vec<f64>,
-    peak: Vec<i64>,
     pause_ns: Vec<f64>,
     pause_since: Vec<[f64; PRIO]>,
     // devices
@@ -468,15 +475,15 @@ impl Engine {
     // -- ports ------------------------------------------------------------------------
 
     fn try_send(&mut self, link: usize) {
-        if self.free_at[link] > self.now {
-            if !self.free_pending[link] {
-                self.free_pending[link] = true;
-                let t = self.free_at[link];
+        if self.ports[link].free_at > self.now {
+            if !self.ports[link].free_pending {
+                self.ports[link].free_pending = true;
+                let t = self.ports[link].free_at;
                 self.schedule_at(t, EV_FREE, link as u32, 0);
             }
             return;
         }
-        let mut mask = self.nonempty[link];
+        let mut mask = self.ports[link].nonempty;
         while mask != 0 {
             let prio = mask.trailing_zeros() as usize;
             mask &= mask - 1;
@@ -486,13 +493,13 @@ impl Engine {
                     // the next packet out of this queue goes when this one is on the wire:
                     // fetch its record now (it has waited long enough to be out of cache)
                     Some(&next) => prefetch(self.pkts.as_ptr().wrapping_add(next as usize)),
-                    None => self.nonempty[link] &= !(1u8 << prio),
+                    None => self.ports[link].nonempty &= !(1u8 << prio),
                 }
                 let (size, in_link) = {
                     let p = &self.pkts[id as usize];
                     (p.size, p.in_link)
                 };
-                self.qbytes[link] -= size as i64;
+                self.ports[link].qbytes -= size as i64;
                 if in_link >= 0 && prio != 0 {
                     self.leave_buffer(link, id);
                 }
@@ -523,7 +530,7 @@ impl Engine {
         let n = self.qps_at[link].len();
         let now = self.now;
         let mut soonest = f64::INFINITY;
-        let start = self.rr[link] % n;
+        let start = self.ports[link].rr as usize % n;
         for i in 0..n {
             let qi = self.qps_at[link][(start + i) % n] as usize;
             let q = &self.qps[qi];
@@ -536,11 +543,11 @@ impl Engine {
                 }
                 continue;
             }
-            self.rr[link] = (start + i + 1) % n;
+            self.ports[link].rr = ((start + i + 1) % n) as u32;
             return Some(self.make_data(qi));
         }
-        if soonest < self.wake_at[link] {
-            self.wake_at[link] = soonest;
+        if soonest < self.ports[link].wake_at {
+            self.ports[link].wake_at = soonest;
             self.schedule_at(soonest, EV_WAKE, link as u32, 0);
         }
         None
@@ -590,20 +597,19 @@ impl Engine {
 
     fn transmit(&mut self, link: usize, id: u32) {
         let size = self.pkts[id as usize].size;
-        let ser = size as f64 / self.bw[link];
+        let ser = size as f64 / self.ports[link].bw;
         let now = self.now;
-        self.free_at[link] = now + ser;
-        self.link_bytes[link] += size as f64;
-        self.tx_bytes[link] += size as f64;
+        self.ports[link].free_at = now + ser;
+        self.ports[link].tx_bytes += size as f64;
         self.hops += 1;
-        if !self.free_pending[link]
-            && (!self.qps_at[link].is_empty() || self.nonempty[link] != 0)
+        if !self.ports[link].free_pending
+            && (!self.qps_at[link].is_empty() || self.ports[link].nonempty != 0)
         {
-            self.free_pending[link] = true;
+            self.ports[link].free_pending = true;
             self.schedule_at(now + ser, EV_FREE, link as u32, 0);
         }
         // a link delivers in order after a fixed latency: one pending event per link
-        let t = now + ser + self.lat[link];
+        let t = now + ser + self.ports[link].lat;
         self.flight[link].push_back((t, id));
         if self.flight[link].len() == 1 {
             self.schedule_at(t, EV_ARRIVE, link as u32, id);
@@ -624,11 +630,11 @@ impl Engine {
             (p.prio as usize, p.size as i64)
         };
         self.queues[link][prio].push_back(id);
-        self.nonempty[link] |= 1u8 << prio;
-        let q = self.qbytes[link] + size;
-        self.qbytes[link] = q;
-        if q > self.peak[link] {
-            self.peak[link] = q;
+        self.ports[link].nonempty |= 1u8 << prio;
+        let q = self.ports[link].qbytes + size;
+        self.ports[link].qbytes = q;
+        if q > self.ports[link].peak {
+            self.ports[link].peak = q;
         }
         self.try_send(link);
     }
@@ -768,9 +774,9 @@ impl Engine {
             if self.pkts[id as usize].has_ints {
                 let rec = IntRec {
                     t: self.now,
-                    tx: self.tx_bytes[link],
-                    q: self.qbytes[link] as f64,
-                    bw: self.bw[link],
+                    tx: self.ports[link].tx_bytes,
+                    q: self.ports[link].qbytes as f64,
+                    bw: self.ports[link].bw,
                 };
                 let p = &mut self.pkts[id as usize];
                 let n = p.nints as usize;
@@ -992,7 +998,7 @@ impl Engine {
         self.samples_t.push(self.now);
         for i in 0..self.monitored.len() {
             let l = self.monitored[i] as usize;
-            self.samples_q.push(self.qbytes[l]);
+            self.samples_q.push(self.ports[l].qbytes);
         }
         if self.active > 0 {
             let t = self.now + self.p.monitor;
@@ -1261,20 +1267,20 @@ impl Engine {
         match ev.kind() {
             EV_FREE => {
                 let l = ev.a as usize;
-                if self.free_at[l] > self.now {
+                if self.ports[l].free_at > self.now {
                     // the port started another packet since: still the one pending
-                    let t = self.free_at[l];
+                    let t = self.ports[l].free_at;
                     self.schedule_at(t, EV_FREE, l as u32, 0);
                 } else {
-                    self.free_pending[l] = false;
+                    self.ports[l].free_pending = false;
                     self.try_send(l);
                 }
             }
             EV_ARRIVE => self.land(ev.a as usize),
             EV_WAKE => {
                 let l = ev.a as usize;
-                if self.wake_at[l] <= self.now {
-                    self.wake_at[l] = f64::INFINITY;
+                if self.ports[l].wake_at <= self.now {
+                    self.ports[l].wake_at = f64::INFINITY;
                 }
                 self.try_send(l);
             }
@@ -1382,8 +1388,20 @@ pub unsafe extern "C" fn pc_new(
         seq: 0,
         heap: Heap::default(),
         inc: VecDeque::new(),
-        bw: slice(bw, links).to_vec(),
-        lat: slice(lat, links).to_vec(),
+        ports: (0..links)
+            .map(|l| Port {
+                bw: slice(bw, links)[l],
+                lat: slice(lat, links)[l],
+                free_at: f64::NEG_INFINITY,
+                wake_at: f64::INFINITY,
+                tx_bytes: 0.0,
+                qbytes: 0,
+                peak: 0,
+                rr: 0,
+                nonempty: 0,
+                free_pending: false,
+            })
+            .collect(),
         dst: slice(dst, links).to_vec(),
         rev: slice(rev, links).to_vec(),
         headroom: slice(headroom, links).to_vec(),
@@ -1392,19 +1410,10 @@ pub unsafe extern "C" fn pc_new(
         kmax: slice(kmax, links).to_vec(),
         pmax: slice(pmax, links).to_vec(),
         queues: (0..links).map(|_| Default::default()).collect(),
-        qbytes: vec![0; links],
-        nonempty: vec![0; links],
         flight: (0..links).map(|_| VecDeque::new()).collect(),
         egress: vec![[0; PRIO]; links],
         paused: vec![[false; PRIO]; links],
-        free_at: vec![f64::NEG_INFINITY; links],
-        free_pending: vec![false; links],
-        tx_bytes: vec![0.0; links],
         qps_at: vec![Vec::new(); links],
-        rr: vec![0; links],
-        wake_at: vec![f64::INFINITY; links],
-        link_bytes: vec![0.0; links],
-        peak: vec![0; links],
         pause_ns: vec![0.0; links],
         pause_since: vec![[-1.0; PRIO]; links],
         total_hdrm: slice(total_hdrm, devices).to_vec(),
@@ -1469,7 +1478,7 @@ pub unsafe extern "C" fn pc_send(
     let route = slice(route, route_len);
     let ack_route = slice(ack_route, ack_len);
     let port = route[0];
-    let rate = e.bw[port as usize];
+    let rate = e.ports[port as usize].bw;
     let qi = e.qps.len();
     let roff = e.routes.len() as u32;
     e.routes.extend_from_slice(route);
@@ -1598,9 +1607,9 @@ pub unsafe extern "C" fn pc_links(
     since: *mut f64,
 ) {
     let e = &*e;
-    for l in 0..e.bw.len() {
-        *bytes.add(l) = e.link_bytes[l];
-        *peak.add(l) = e.peak[l] as f64;
+    for l in 0..e.ports.len() {
+        *bytes.add(l) = e.ports[l].tx_bytes;
+        *peak.add(l) = e.ports[l].peak as f64;
         *pause.add(l) = e.pause_ns[l];
         let open = e.pause_since[l]
             .iter()
