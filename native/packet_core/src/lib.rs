@@ -620,6 +620,9 @@ impl Engine {
         let (_, id) = self.flight[link].pop_front().unwrap();
         if let Some(&(t, next)) = self.flight[link].front() {
             self.schedule_at(t, EV_ARRIVE, link as u32, next);
+            // it lands about a packet time from now, a few hundred events on: fetch its
+            // record now, into the cache levels it should still be in by then
+            prefetch(self.pkts.as_ptr().wrapping_add(next as usize));
         }
         self.arrive(link, id);
     }
