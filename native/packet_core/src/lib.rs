@@ -86,11 +86,14 @@ impl Ev {
 /// the total order of ``Ev`` (keys are unique), so any correct heap pops the same sequence.
 ///
 /// Events are taken lazily: ``take`` hands out the top but leaves it in place, and the first
-/// event scheduled while it runs takes its slot and sifts down from the root (most new events
-/// fall due soon: a port's next free time, a link's next landing, so they stop near the top)
-/// instead of the last leaf sifting all the way down and the new event sifting up; ``settle``
-/// removes the top if nothing took its place. Comparisons are branch-free: a time is never
-/// negative, so its bits order as the number does, and (time bits, key) compares as a u128.
+/// event scheduled while it runs (nearly every event schedules one: a port's next free time,
+/// a link's next landing) takes its slot and sifts down from the root: one sift per event
+/// instead of two (the last leaf sifting down after a pop, the new event sifting up after a
+/// push). ``settle`` removes the top if nothing took its place. On 128 NPUs the new event is
+/// usually about the latest (the ports run in lock step, a packet time apart), so it goes
+/// down 3.7 of the ~4.2 levels of a 340-event heap. Comparisons are branch-free: a time is
+/// never negative, so its bits order as the number does, and (time bits, key) compares as a
+/// u128.
 #[derive(Default)]
 struct Heap {
     v: Vec<Ev>,
@@ -416,7 +419,8 @@ impl Engine {
     /// has restarted it (a newer version); the QP only moves further from it, so stale ones
     /// are dropped when they reach the FIFO's head (each counted as the event it would have
     /// been: a stale timer does nothing when it runs). Each rate decrease restarts the timer,
-    /// so stale ones had filled the heap (17,000 events, most of them stale, on 128 NPUs).
+    /// so stale ones had filled the heap (7,500 events on average and up to 17,000, nearly all
+    /// stale, in a 128-NPU 8 MiB all-reduce; 340 on average without them).
     fn schedule_inc(&mut self, qi: usize, version: u32) {
         self.seq += 1;
         let ev = Ev {
