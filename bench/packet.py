@@ -2,7 +2,7 @@
 (examples/roce), packets per second, and the same collective on the flow backend.
 
 Per case: simulated time on the packet and flow backends and their ratio, the packet run's
-wall and CPU time (the machine may be shared: CPU time is the process's own), its data packets (1000 B each, resends included), link transmissions (every
+wall and CPU time (and the flow run's) (the machine may be shared: CPU time is the process's own), its data packets (1000 B each, resends included), link transmissions (every
 packet kind, every hop), packets per second and kernel events per second. Not a test;
 nothing here asserts a time.
 
@@ -80,9 +80,9 @@ def main() -> dict[str, object]:
     api.make_network = original  # type: ignore[assignment]
     net, queue = captured[-1]  # type: ignore[misc]
     counters = net.counters()  # type: ignore[attr-defined]
-    t1 = time.perf_counter()
+    t1, c1 = time.perf_counter(), time.process_time()
     flow = packet if args.no_flow else simulate(platform, graphs, backend="flow")
-    flow_wall = time.perf_counter() - t1
+    flow_wall, flow_cpu = time.perf_counter() - t1, time.process_time() - c1
     out = {
         "npus": args.npus,
         "collective": args.collective,
@@ -96,6 +96,7 @@ def main() -> dict[str, object]:
         "wall_s": wall,
         "cpu_s": cpu,
         "flow_wall_s": flow_wall,
+        "flow_cpu_s": flow_cpu,
         "data_packets": counters["packets_sent"],
         "link_transmissions": counters["link_transmissions"],
         "packets_per_s": counters["packets_sent"] / wall,
