@@ -5,7 +5,9 @@ They price what the simulator does under the congestion-unaware backend (astra-s
 A1-A2, D5; ``network/analytical.py``, ``collectives/logical.py``, ``endpoint/astra.py``):
 
 - a message of ``b`` bytes between two ranks costs ``hops x latency + b / bandwidth`` on the
-  first network dimension where their coordinates differ, plus the endpoint's insertion delay
+  first network dimension where their coordinates differ in ``compat: astra``; in the default
+  mode ``sum(hops_d x latency_d) + b / min(bandwidth_d)`` over every dimension where they
+  differ (the path rule of ``topology/multidim.py``, as the backend prices it), plus the endpoint's insertion delay
   (``endpoint_delay_ns``; the fixed 10 ns "fast" path for a communicator group's ring); each
   phase of a collective starts with one insertion before its first send (E1-E3, D1-D2: a
   ring phase is ``E + sends x (net + E)``);
@@ -60,7 +62,7 @@ class CommModel:
     def __init__(self, platform: Platform) -> None:
         self.platform = platform
         dims = platform.network.dims
-        self.topology = MultiDimTopology([d.kind for d in dims], [d.size for d in dims])
+        self.topology = MultiDimTopology.of_network(platform.network, compat_astra=platform.compat == "astra")
         self.npus = platform.network.npus
         self.latency_s = [d.latency_ns * 1e-9 for d in dims]
         self.bandwidth = [d.bandwidth for d in dims]
@@ -73,10 +75,12 @@ class CommModel:
 
     def edge(self, src: int, dst: int) -> tuple[float, float]:
         """(fixed seconds, seconds per byte) of one message from ``src`` to ``dst``."""
-        dim = self.topology.first_diff_dim(src, dst)
-        if dim < 0:
+        topo = self.topology
+        path = topo.path(src, dst)
+        if not path:
             return 0.0, 0.0
-        return self.topology.hops(dim, src, dst) * self.latency_s[dim], 1.0 / self.bandwidth[dim]
+        fixed = sum(topo.hops(d, src, dst) * self.latency_s[d] for d in path)
+        return fixed, 1.0 / min(self.bandwidth[d] for d in path)
 
     def send_s(self, src: int, dst: int, nbytes: float) -> float:
         """One point-to-point message (a pipeline SEND/RECV pair)."""
