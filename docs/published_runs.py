@@ -6,7 +6,8 @@ calibrated once, on Megatron-LM SC'21 Table 1's 1.7B row (docs/generator.md, "A1
 profile"), and every row below is a prediction with that profile. Each row is generated with
 trainsim's generator and simulated in replica-slice mode (one data-parallel replica, the
 cross-replica collectives alone; equal to the every-rank simulation under the
-congestion-unaware backend, tests/system/test_replica.py) on a platform built from the source's
+congestion-unaware backend, tests/system/test_replica.py), or every rank where the slice
+refuses (a data-parallel ring that crosses nodes unevenly, as BLOOM's TP 4), on a platform built from the source's
 description of the machine, as a Clos fabric (``network.fabric: {kind: clos}``,
 docs/topologies.md) whose derived dims the simulation runs on. Throughput is counted with the
 formula the source uses (per row), over GPUs x the simulated step time.
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 from trainsim.compute import OperatorTimer
 from trainsim.config.clos import ClosParams, ClosTier
 from trainsim.config.types import FabricSpec, NetworkSpec, Platform, SystemSpec
-from trainsim.system.symmetry.replica import simulate_replica
+from trainsim.system.symmetry.replica import simulate_generated
 from trainsim.workload.generate import Parallelism, generate
 from trainsim.workload.models import get_model, megatron_flops
 
@@ -92,7 +93,9 @@ def run_row(row: Row, timer: OperatorTimer) -> dict:
     base = platform(row.gpus, row.nic_gbps_per_gpu, row.hbm_gbps)
     t0, c0 = time.perf_counter(), time.process_time()
     w = generate(spec, par, timer, network_sizes=base.network.sizes)
-    step = simulate_replica(w.platform(base), w).makespan_s
+    # the replica slice where it applies; every rank where it refuses (a data-parallel ring
+    # crossing nodes unevenly: TP 4 on 8-GPU nodes, docs/generator.md "Replica slice")
+    step = simulate_generated(base, w).result.makespan_s
     if row.flops == "8P":
         flops = 8.0 * spec.total_params() * spec.seq * row.global_batch
     else:

@@ -16,11 +16,14 @@ from trainsim.system.api import simulate
 from trainsim.workload.generate import Parallelism, generate
 from trainsim.workload.models import get_model
 
+# TP 2 fills the first dimension, so each data-parallel group lies in the second one: a
+# group crossing dimensions unevenly (TP 2 on 4-rank nodes) ends at different times on its
+# members and refuses the replica slice (tests/system/test_replica.py)
 PLATFORM = """\
 network:
   dims:
-    - {topology: Switch, size: 4, bandwidth_gbps: 300, latency_ns: 700}
-    - {topology: Switch, size: 4, bandwidth_gbps: 25, latency_ns: 2000}
+    - {topology: Switch, size: 2, bandwidth_gbps: 300, latency_ns: 700}
+    - {topology: Switch, size: 8, bandwidth_gbps: 25, latency_ns: 2000}
 """
 SMALL = ["megatron-1.7b", "--tp", "2", "--pp", "2", "--dp", "4", "--micro-batch", "1", "--global-batch", "8", "--seq", "512"]
 
@@ -36,7 +39,7 @@ def _full_makespan(platform_file) -> float:
     par = Parallelism(tp=2, pp=2, dp=4, micro_batch=1, global_batch=8)
     from dataclasses import replace
 
-    w = generate(replace(get_model("megatron-1.7b"), seq=512), par, OperatorTimer("A100"), network_sizes=(4, 4))
+    w = generate(replace(get_model("megatron-1.7b"), seq=512), par, OperatorTimer("A100"), network_sizes=(2, 8))
     return simulate(w.platform(load_platform(platform_file)), w.graphs).makespan_s
 
 
@@ -77,8 +80,8 @@ def test_writes_and_simulates_together(tmp_path, platform_file):
     ("args", "message"),
     [
         ([], "nothing to do: no --out and no --platform"),
-        (["--platform", "{p}", "--network-dims", "16"], "--network-dims 16 differs from the platform's dimensions 4,4"),
-        (["--platform", "{p}", "--dp", "2"], "network has 16 NPUs (4 x 4) but TP x PP x DP = 8"),
+        (["--platform", "{p}", "--network-dims", "16"], "--network-dims 16 differs from the platform's dimensions 2,8"),
+        (["--platform", "{p}", "--dp", "2"], "network has 16 NPUs (2 x 8) but TP x PP x DP = 8"),
         (["--platform", "{p}", "--backend", "nonesuch"], "unknown network backend 'nonesuch'"),
     ],
 )
@@ -121,7 +124,7 @@ def test_json_is_a_result_that_report_reads(tmp_path, platform_file, capsys):
     par = Parallelism(tp=2, pp=2, dp=4, micro_batch=1, global_batch=8, recompute="full")
     from dataclasses import replace
 
-    w = generate(replace(get_model("megatron-1.7b"), seq=512), par, OperatorTimer("A100"), network_sizes=(4, 4))
+    w = generate(replace(get_model("megatron-1.7b"), seq=512), par, OperatorTimer("A100"), network_sizes=(2, 8))
     assert sum(c["ranks"] for c in rows_of(document["collectives"])) == sum(int(np.sum(g.types == NodeType.COMM_COLL_NODE)) for g in w.graphs)
     out = tmp_path / "report"
     capsys.readouterr()

@@ -1,6 +1,8 @@
 """A replica slice (one data-parallel replica + the cross-replica collectives run alone)
 gives the full simulation's makespan under the congestion-unaware backend."""
 
+import dataclasses
+
 import pytest
 
 from trainsim.compute import OperatorTimer
@@ -27,9 +29,12 @@ CASES = [
     # (tp, pp, dp, network sizes, extra Parallelism fields)
     (1, 1, 4, (4,), {}),
     (2, 2, 4, (8, 2), {}),
-    (2, 2, 4, (4, 4), {"zero": 1}),
+    # data-parallel groups inside one network dimension: under the default mode's path rule
+    # (topology/multidim.py) a group whose ring crosses dimensions unevenly ends at different
+    # times on its members and is refused (test_uneven_cross_replica_group_is_refused)
+    (2, 2, 4, (2, 8), {"zero": 1}),
     (2, 2, 4, (8, 2), {"schedule": "interleaved", "virtual_stages": 2}),
-    (1, 2, 4, (2, 4), {"zero": 2}),
+    (1, 2, 4, (4, 2), {"zero": 2}),
 ]
 
 
@@ -89,9 +94,9 @@ def test_world_result_is_the_full_runs(tp, pp, dp, sizes, extra):
 
 def test_progress_of_a_slice_counts_its_simulations_as_one():
     par = Parallelism(tp=2, pp=2, dp=4, micro_batch=1, global_batch=16, recompute="full", zero=1)
-    w = generate(_shrunk_1_7b(), par, OperatorTimer("A100"), network_sizes=(4, 4))
+    w = generate(_shrunk_1_7b(), par, OperatorTimer("A100"), network_sizes=(2, 8))
     calls = []
-    run = simulate_generated(_platform((4, 4)), w, progress=lambda now, done, total: calls.append((now, done, total)))
+    run = simulate_generated(_platform((2, 8)), w, progress=lambda now, done, total: calls.append((now, done, total)))
     assert run.mode == "replica slice"
     # two cross-replica rounds (ZeRO-1: reduce-scatter, all-gather) on all 16 ranks, then the
     # replica's two ranks that run (the others mirror them)
@@ -139,10 +144,10 @@ def test_stand_in_waits_for_the_last_send():
     from dataclasses import replace
 
     spec = replace(_shrunk_1_7b(layers=2), tied_embeddings=False)
-    sizes = (2, 4)
+    sizes = (4, 2)  # the data-parallel group in dimension 0, the pipeline send on the slow one
     par = Parallelism(tp=1, pp=2, dp=4, micro_batch=1, global_batch=8, recompute="full")
     w = generate(spec, par, OperatorTimer("A100"), network_sizes=sizes)
-    dims = (DimSpec("Switch", 2, 300e9, 700.0), DimSpec("Switch", 4, 1e9, 2000.0))
+    dims = (DimSpec("Switch", 4, 300e9, 700.0), DimSpec("Switch", 2, 1e9, 2000.0))
     platform = w.platform(Platform(network=NetworkSpec(dims)))
     full = simulate(platform, w.graphs)
     sliced = simulate_replica(platform, w)
@@ -150,6 +155,25 @@ def test_stand_in_waits_for_the_last_send():
     assert last
     for got in sliced.rank_results():
         assert got.finish_s == pytest.approx(full.ranks[got.rank].finish_s, rel=1e-12)
+
+
+def test_uneven_cross_replica_group_is_refused():
+    """TP 2 on 4-rank nodes: the data-parallel ring 0, 2, 4, 6 crosses the inter-node link only
+    from 2 to 4 and from 6 to 0 (the default mode's path rule), so its reduce-scatter ends at
+    different times on its members, the replicas diverge, and the slice refuses; the step then
+    runs every rank, as the full simulation does."""
+    par = Parallelism(tp=2, pp=2, dp=4, micro_batch=1, global_batch=16, recompute="full", zero=1)
+    w = generate(_shrunk_1_7b(), par, OperatorTimer("A100"), network_sizes=(4, 4))
+    platform = w.platform(_platform((4, 4)))
+    with pytest.raises(ConfigError, match="cross the network's dimensions unevenly"):
+        simulate_replica(platform, w)
+    run = simulate_generated(_platform((4, 4)), w)
+    assert run.mode == "every rank" and "unevenly" in run.why_every_rank
+    assert run.result.makespan_s == simulate(platform, w.graphs).makespan_s
+    # in ASTRA-sim's mode every message of the ring travels dimension 0: the slice applies
+    astra = dataclasses.replace(platform, compat="astra")
+    sliced = simulate_replica(astra, w)
+    assert sliced.makespan_s == pytest.approx(simulate(astra, w.graphs).makespan_s, rel=1e-12)
 
 
 def test_generated_groups_enter_the_platform_as_tuples():

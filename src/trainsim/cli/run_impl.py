@@ -245,7 +245,7 @@ def run(
         if json_path is not None:
             from trainsim.report.document import dumps
 
-            document = result_document(result, plat.network)
+            document = result_document(result, plat.network, compat_astra=(compat or plat.compat) == "astra")
             document["inputs"] = {"platform": str(platform) if platform else None, "workload": prefix, "network": str(network_configuration) if network_configuration else None, "system": str(system_configuration) if system_configuration else None, "backend": backend, "compat": compat or plat.compat}
             text = dumps(document)
             if str(json_path) == "-":
@@ -277,7 +277,9 @@ def _logging(config: Path | None, folder: Path | None) -> Any:
     return configure_logging(config, folder)
 
 
-def result_document(result: RunResult, network: NetworkSpec, breakdown_rows: list[RankBreakdown] | None = None) -> dict[str, Any]:
+def result_document(
+    result: RunResult, network: NetworkSpec, breakdown_rows: list[RankBreakdown] | None = None, *, compat_astra: bool = False
+) -> dict[str, Any]:
     """The JSON document of a result (what ``trainsim report`` reads): the result itself, its
     breakdown (``breakdown_rows``, or the graph-only one of ``report.breakdown``), collective
     rows and per-dimension utilization."""
@@ -288,7 +290,7 @@ def result_document(result: RunResult, network: NetworkSpec, breakdown_rows: lis
     document = result.to_dict()
     document["breakdown"] = [b.to_dict() for b in (breakdown(result) if breakdown_rows is None else breakdown_rows)]
     document["collectives"] = collective_table(result, network)
-    document["dims"] = injection_utilization(result, network)
+    document["dims"] = injection_utilization(result, network, compat_astra=compat_astra)
     if result.resources is not None:
         from trainsim.report.hbm import hbm_over_time
 

@@ -1,7 +1,13 @@
 """Congestion-unaware analytical backend: ``hops x latency + bytes / bandwidth`` per message.
 
-The message is priced on the first dimension where source and destination coordinates differ
-(astra-sim-semantics.md A1, A2). Nothing is shared: a rank may drive all its peers at full
+The message's path is the topology's (``topology/multidim.py``, one rule for every pricer). In
+``compat_astra`` mode it is priced on the first dimension where source and destination
+coordinates differ (astra-sim-semantics.md A1, A2). In the default mode it crosses every
+dimension where they differ, dimension-ordered and cut-through: ``sum over those dimensions of
+hops_d x latency_d + bytes / min(bandwidth_d)`` (a message from GPU 6 of one node to GPU 0 of
+the next crosses the node's switch and the inter-node link, so it moves at the slower one's
+bandwidth and pays both latencies); its transfer record names the bottleneck dimension
+(``MultiDimTopology.send_dim``). Nothing is shared: a rank may drive all its peers at full
 bandwidth at once. In ``compat_astra`` mode the delay is truncated to whole ns (one
 truncation of the double sum, as ASTRA-sim's ``BasicTopology::compute_communication_delay``);
 otherwise it is exact.
@@ -37,10 +43,10 @@ class AnalyticalNetwork(BackendBase):
     ) -> None:
         super().__init__(queue, compat_astra=compat_astra)
         self.spec = spec
-        self.topology = MultiDimTopology([d.kind for d in spec.dims], [d.size for d in spec.dims])
+        self.topology = MultiDimTopology.of_network(spec, compat_astra=compat_astra)
         self._bytes_per_ns = tuple(d.bandwidth / 1e9 for d in spec.dims)
         self._latency_ns = tuple(d.latency_ns for d in spec.dims)
-        # (src, dst) -> (dim, hops x latency ns, bytes per ns): a collective talks to the
+        # (src, dst) -> (bottleneck dim, summed hops x latency ns, bytes per ns): a collective talks to the
         # same few peers again and again, so the coordinate arithmetic is done once per pair
         self._pairs: dict[tuple[int, int], tuple[int, float, float]] = {}
 
@@ -48,11 +54,13 @@ class AnalyticalNetwork(BackendBase):
         key = (src, dst)
         pair = self._pairs.get(key)
         if pair is None:
-            dim = self.topology.first_diff_dim(src, dst)
-            if dim < 0:
+            topo = self.topology
+            path = topo.path(src, dst)
+            if not path:
                 pair = (-1, 0.0, math.inf)
-            else:
-                pair = (dim, self.topology.hops(dim, src, dst) * self._latency_ns[dim], self._bytes_per_ns[dim])
+            else:  # one dimension in compat mode: exactly hops x latency and its bandwidth
+                latency = sum(topo.hops(d, src, dst) * self._latency_ns[d] for d in path)
+                pair = (topo.send_dim(src, dst), latency, min(self._bytes_per_ns[d] for d in path))
             if len(self._pairs) < 1 << 22:
                 self._pairs[key] = pair
         return pair

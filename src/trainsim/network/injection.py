@@ -7,7 +7,9 @@ ASTRA-sim's congestion-unaware backend lets a rank drive any number of messages 
 bandwidth at once (astra-sim-semantics.md A1 and README "no contention at all"): a ``direct``
 phase on a Switch sends n-1 messages through one uplink in the time of one. In the default
 mode trainsim keeps the unaware backend's pricing of each message but serializes a rank's
-messages on its *first link*: per rank and dimension, one port per outgoing link
+messages on its *first link*: on the dimension the topology accounts the message to
+(``MultiDimTopology.send_dim``: ASTRA-sim's first differing dimension in compat mode; in the
+default mode, the bottleneck of the dimensions it crosses), per rank and dimension, one port per outgoing link
 
 - Ring: two ports (the clockwise and the counter-clockwise link; a message takes the shorter
   way, ties clockwise),
@@ -47,7 +49,7 @@ class InjectionPorts:
     def reserve(self, src: int, dst: int, nbytes: int, now: float) -> float:
         """Start time (ns) of a message of ``nbytes`` from ``src`` to ``dst`` issued at ``now``."""
         topo = self.topology
-        dim = topo.first_diff_dim(src, dst)
+        dim = topo.send_dim(src, dst)
         if dim < 0:
             return now
         kind = topo.kinds[dim]

@@ -28,7 +28,9 @@ class LinkGraphBackend(BackendBase):
     ) -> None:
         super().__init__(queue, compat_astra=compat_astra)
         self.graph = graph_of(spec, graph)
-        self.topology = getattr(self.graph, "topology", None)  # None on a physical fabric
+        topology = getattr(self.graph, "topology", None)  # None on a physical fabric
+        # a message's dimension for accounting: the path rule of the mode (topology/multidim.py)
+        self.topology = topology.astra_rule() if compat_astra and topology is not None else topology
         self._init_links(self.graph)
 
     def _init_links(self, graph: LinkGraph) -> None:

@@ -22,8 +22,8 @@ if TYPE_CHECKING:
 
 PAIRWISE: Final = "pairwise"
 """Symmetry class: a message's delay depends only on its size and on where its two ends lie
-relative to each other on the multi-dimensional topology (the first dimension where their
-coordinates differ and the hops on it), and no message affects another. A representative rank
+relative to each other on the multi-dimensional topology (``MultiDimTopology.shape``: the
+dimensions it crosses and the hops on each), and no message affects another. A representative rank
 may then price the message its mirror peer sends it with ``delay_ns``, and equivalent groups
 or data-parallel replicas never meet (``system/symmetry``, ``system/symmetry/replica.py``)."""
 

@@ -90,16 +90,20 @@ def transfers_of(result: Any, topology: MultiDimTopology) -> list[tuple[float, f
         g = timeline.graph
         for pos in np.flatnonzero(g.types == NodeType.COMM_SEND_NODE).tolist():
             dst = int(g.comm_dst[pos])
-            dim = topology.first_diff_dim(rank, dst) if 0 <= dst < topology.npus else -1
+            dim = topology.send_dim(rank, dst) if 0 <= dst < topology.npus else -1
             if dim >= 0 and timeline.end_ns[pos] >= 0:
                 out.append((timeline.start_ns[pos], timeline.end_ns[pos], dim, int(g.comm_size[pos])))
     return out
 
 
-def injection_utilization(result: Any, network: NetworkSpec, *, buckets: int = 200) -> list[dict[str, object]]:
+def injection_utilization(
+    result: Any, network: NetworkSpec, *, buckets: int = 200, compat_astra: bool = False
+) -> list[dict[str, object]]:
     """Per-dimension injection utilization of a run: 100% means every NPU sends into the
-    dimension at its full link bandwidth."""
-    topology = MultiDimTopology([d.kind for d in network.dims], [d.size for d in network.dims])
+    dimension at its full link bandwidth. A SEND counts on the dimension the mode's path rule
+    accounts it to (``MultiDimTopology.send_dim``: the first differing one with
+    ``compat_astra``, the bottleneck of those crossed otherwise)."""
+    topology = MultiDimTopology.of_network(network, compat_astra=compat_astra)
     capacity = [topology.npus * d.bandwidth / 1e9 for d in network.dims]
     series = utilization_series(transfers_of(result, topology), capacity, result.makespan_s * 1e9, buckets=buckets)
     for entry, dim in zip(series, network.dims, strict=True):

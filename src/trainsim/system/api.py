@@ -169,7 +169,7 @@ def _mirrored(
         return None
     if why_not_partial(platform, memory_traffic=has_memory_nodes(graphs), compat_astra=compat_astra):
         return None
-    mirrors = find_mirrors(platform, graphs)
+    mirrors = find_mirrors(platform, graphs, compat_astra=compat_astra)
     if not mirrors:
         return None
     from trainsim.workload.graph import GraphBuilder

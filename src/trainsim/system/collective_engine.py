@@ -266,7 +266,7 @@ class Engine:
     def _account(self, phase: Phase, dst: int, nbytes: int) -> None:
         d = phase.dim
         if d < 0:
-            d = self.topology.first_diff_dim(phase.rank, dst)
+            d = self.topology.send_dim(phase.rank, dst)
         phase.owner.work.record.dim_bytes[d] += nbytes
 
     def send(self, phase: Phase, dst: int, nbytes: int, mirror_src: int) -> None:

@@ -132,7 +132,7 @@ class CollectiveRuntime:
         if topo is None:  # a physical fabric: the logical layout follows the declared dims
             from trainsim.topology import MultiDimTopology
 
-            topo = MultiDimTopology([d.kind for d in platform.network.dims], platform.network.sizes)
+            topo = MultiDimTopology.of_network(platform.network, compat_astra=compat_astra)
         self.topology = topo
         self.npus = topo.npus
         self._all_ranks = tuple(range(self.npus))  # one shared tuple: O(1) "whole machine" tests

@@ -58,7 +58,9 @@ class MultiDimGraph(LinkGraph):
     """A :class:`LinkGraph` of a multi-dimensional network, with dimension-order routing."""
 
     def __init__(self, kinds: Sequence[str], sizes: Sequence[int], bandwidth: Sequence[float], latency_ns: Sequence[float]) -> None:
-        self.topology = MultiDimTopology(kinds, sizes)
+        # its routes cross every differing dimension: the default mode's path rule
+        # (``multidim.py``; ``MultiDimTopology.astra_rule`` for ASTRA-sim's accounting)
+        self.topology = MultiDimTopology(kinds, sizes, bandwidths=bandwidth)
         self.kinds = tuple(kinds)
         super().__init__(npus=self.topology.npus, devices=self.topology.npus)
         self._switch_of: dict[tuple[int, int], int] = {}  # (dim, group base rank) -> switch device

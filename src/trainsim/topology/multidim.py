@@ -1,17 +1,31 @@
 """Multi-dimensional networks built from Ring, FullyConnected and Switch blocks.
 
 Rank addressing follows ASTRA-sim: rank ``r`` has coordinate ``(r // stride[d]) % size[d]`` in
-dimension ``d``, with dimension 0 varying fastest (``stride[0] = 1``). A point-to-point message
-travels on the first dimension in which source and destination differ
-(reference-results/README.md). Hop counts per block (astra-sim-semantics.md A2): Ring, the
-shorter way round (links are bidirectional); Switch, 2 (up and down); FullyConnected, 1; and
-Mesh (a line without wrap-around, trainsim's), the coordinate distance.
+dimension ``d``, with dimension 0 varying fastest (``stride[0] = 1``). Hop counts per block (astra-sim-semantics.md
+A2): Ring, the shorter way round (links are bidirectional); Switch, 2 (up and down);
+FullyConnected, 1; and Mesh (a line without wrap-around, trainsim's), the coordinate distance.
+
+The path of a point-to-point message (:meth:`MultiDimTopology.path`, :meth:`send_dim`,
+:meth:`shape`: the one place that decides it; every pricer, port and symmetry proof asks here):
+
+- ASTRA-sim's rule (``compat: astra``, and a topology built without bandwidths): the message
+  travels on the first dimension in which source and destination differ and nowhere else
+  (reference-results/README.md, astra-sim-semantics.md A1-A2);
+- the default mode's rule (a topology built with the dimensions' bandwidths,
+  :meth:`MultiDimTopology.of_network`): the message crosses every dimension in which they
+  differ, in ascending order (dimension-ordered routing, as the congestion-aware graph routes:
+  ``topology/graph.py``). Its bytes count on, and its injection port is taken on, the
+  *bottleneck* dimension: the slowest of those crossed, ties to the highest (the one leaving
+  the node). The congestion-unaware pricing of such a message is cut-through:
+  ``sum(hops_d x latency_d) + bytes / min(bandwidth_d)`` over the crossed dimensions
+  (``network/analytical.py``).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 RING = "Ring"
 SWITCH = "Switch"
@@ -21,11 +35,15 @@ KINDS = (RING, SWITCH, FULLY_CONNECTED, MESH)
 
 
 class MultiDimTopology:
-    """Coordinates and hop counts of a multi-dimensional network (no time, no bandwidth)."""
+    """Coordinates, hop counts and message paths of a multi-dimensional network (no time).
 
-    __slots__ = ("kinds", "sizes", "strides", "npus")
+    ``bandwidths`` (any unit, one per dimension) selects the default mode's path rule and ranks
+    the dimensions for the bottleneck; None keeps ASTRA-sim's first-dimension rule (module
+    docstring)."""
 
-    def __init__(self, kinds: Sequence[str], sizes: Sequence[int]) -> None:
+    __slots__ = ("kinds", "sizes", "strides", "npus", "bottleneck_rank")
+
+    def __init__(self, kinds: Sequence[str], sizes: Sequence[int], *, bandwidths: Sequence[float] | None = None) -> None:
         if len(kinds) != len(sizes):
             raise ValueError(f"{len(kinds)} topology kinds but {len(sizes)} sizes")
         for kind in kinds:
@@ -38,6 +56,29 @@ class MultiDimTopology:
             strides.append(strides[-1] * size)
         self.strides = tuple(strides)
         self.npus = math.prod(self.sizes)
+        # per dimension, its rank as a bottleneck (higher: slower; equal bandwidths, the higher
+        # dimension); None: ASTRA-sim's first-dimension rule
+        self.bottleneck_rank: tuple[int, ...] | None = None
+        if bandwidths is not None:
+            if len(bandwidths) != len(self.sizes):
+                raise ValueError(f"{len(bandwidths)} bandwidths but {len(self.sizes)} dimensions")
+            order = sorted(range(len(self.sizes)), key=lambda d: (-float(bandwidths[d]), d))
+            rank = [0] * len(order)
+            for position, d in enumerate(order):
+                rank[d] = position
+            self.bottleneck_rank = tuple(rank)
+
+    @classmethod
+    def of_network(cls, network: Any, *, compat_astra: bool) -> MultiDimTopology:
+        """The topology of a network spec (``config.types.NetworkSpec``: ``dims`` with ``kind``,
+        ``size``, ``bandwidth``) with its mode's path rule (module docstring)."""
+        dims = network.dims
+        bandwidths = None if compat_astra else [d.bandwidth for d in dims]
+        return cls([d.kind for d in dims], [d.size for d in dims], bandwidths=bandwidths)
+
+    def astra_rule(self) -> MultiDimTopology:
+        """This topology under ASTRA-sim's first-dimension rule (itself when it is already)."""
+        return self if self.bottleneck_rank is None else MultiDimTopology(self.kinds, self.sizes)
 
     def coord(self, rank: int, dim: int) -> int:
         """Coordinate of ``rank`` in dimension ``dim``."""
@@ -50,11 +91,51 @@ class MultiDimTopology:
         return sum(c * s for c, s in zip(coords, self.strides, strict=True))
 
     def first_diff_dim(self, src: int, dst: int) -> int:
-        """The dimension a message from ``src`` to ``dst`` travels on (-1 if src == dst)."""
+        """The first dimension where ``src`` and ``dst`` differ (-1 if src == dst): the one
+        ASTRA-sim's message travels on (:meth:`send_dim` decides by the topology's rule)."""
         for d, (stride, size) in enumerate(zip(self.strides, self.sizes, strict=True)):
             if (src // stride) % size != (dst // stride) % size:
                 return d
         return -1
+
+    def path(self, src: int, dst: int) -> tuple[int, ...]:
+        """The dimensions a message from ``src`` to ``dst`` crosses, ascending (empty if src ==
+        dst): the first differing one under ASTRA-sim's rule, every differing one otherwise."""
+        if self.bottleneck_rank is None:
+            d = self.first_diff_dim(src, dst)
+            return () if d < 0 else (d,)
+        return tuple(
+            d for d, (stride, size) in enumerate(zip(self.strides, self.sizes, strict=True))
+            if (src // stride) % size != (dst // stride) % size
+        )
+
+    def send_dim(self, src: int, dst: int) -> int:
+        """The dimension a message from ``src`` to ``dst`` is accounted to and takes its
+        injection port on (-1 if src == dst): the first differing one under ASTRA-sim's rule,
+        the bottleneck of :meth:`path` otherwise (module docstring)."""
+        rank = self.bottleneck_rank
+        if rank is None:
+            return self.first_diff_dim(src, dst)
+        best = -1
+        for d, (stride, size) in enumerate(zip(self.strides, self.sizes, strict=True)):
+            if (src // stride) % size != (dst // stride) % size and (best < 0 or rank[d] > rank[best]):
+                best = d
+        return best
+
+    def shape(self, src: int, dst: int) -> tuple[tuple[int, int], ...]:
+        """What a message from ``src`` to ``dst`` looks like to a pricer and to the injection
+        ports, as ``(dim, offset class)`` per dimension of :meth:`path`: Switch 0 (two hops,
+        the uplink, whoever the peer), Mesh the signed coordinate offset, Ring and
+        FullyConnected the offset modulo the size (hops, direction and peer port follow from
+        it). Two messages of equal shape from any two ranks have the same delay on a pairwise
+        backend, the same bottleneck dimension and the same port class; messages that differ
+        in any crossed dimension's hops have different shapes (``system/symmetry``)."""
+        out = []
+        for d in self.path(src, dst):
+            kind = self.kinds[d]
+            delta = self.coord(dst, d) - self.coord(src, d)
+            out.append((d, 0 if kind == SWITCH else delta if kind == MESH else delta % self.sizes[d]))
+        return tuple(out)
 
     def hops(self, dim: int, src: int, dst: int) -> int:
         """Hops between two ranks' coordinates in ``dim`` (0 if they are equal)."""

@@ -5,7 +5,9 @@ They price what the simulator does under the congestion-unaware backend (astra-s
 A1-A2, D5; ``network/analytical.py``, ``collectives/logical.py``, ``endpoint/astra.py``):
 
 - a message of ``b`` bytes between two ranks costs ``hops x latency + b / bandwidth`` on the
-  first network dimension where their coordinates differ, plus the endpoint's insertion delay
+  first network dimension where their coordinates differ in ``compat: astra``; in the default
+  mode ``sum(hops_d x latency_d) + b / min(bandwidth_d)`` over every dimension where they
+  differ (the path rule of ``topology/multidim.py``, as the backend prices it), plus the endpoint's insertion delay
   (``endpoint_delay_ns``; the fixed 10 ns "fast" path for a communicator group's ring); each
   phase of a collective starts with one insertion before its first send (E1-E3, D1-D2: a
   ring phase is ``E + sends x (net + E)``);
@@ -16,7 +18,9 @@ A1-A2, D5; ``network/analytical.py``, ``collectives/logical.py``, ``endpoint/ast
   local memory traffic at ``local_mem_bw`` (read two operands, write one); an all-gather of
   ``S`` bytes (each rank's input) sends ``S`` bytes in each of its ``n - 1`` steps. A step
   waits for the message of the step before on the previous member, so the time is the longest
-  chain of ``steps`` consecutive ring edges (one per member as the start);
+  chain of ``steps`` consecutive ring edges (one per member as the start); when the edges
+  differ (members crossing different dimensions) a member's next send also waits for its
+  injection port, which a slow edge keeps busy longer than a chain step (``_ring_with_ports``);
 - a collective on every rank runs on the network dimensions, one per entry of the system's
   implementation list for its type, extended to every dimension as the planner does, with one
   chunk (astra-sim-semantics.md E1-E3): a reduce-scatter dimension by dimension ascending, the
@@ -60,7 +64,7 @@ class CommModel:
     def __init__(self, platform: Platform) -> None:
         self.platform = platform
         dims = platform.network.dims
-        self.topology = MultiDimTopology([d.kind for d in dims], [d.size for d in dims])
+        self.topology = MultiDimTopology.of_network(platform.network, compat_astra=platform.compat == "astra")
         self.npus = platform.network.npus
         self.latency_s = [d.latency_ns * 1e-9 for d in dims]
         self.bandwidth = [d.bandwidth for d in dims]
@@ -73,10 +77,12 @@ class CommModel:
 
     def edge(self, src: int, dst: int) -> tuple[float, float]:
         """(fixed seconds, seconds per byte) of one message from ``src`` to ``dst``."""
-        dim = self.topology.first_diff_dim(src, dst)
-        if dim < 0:
+        topo = self.topology
+        path = topo.path(src, dst)
+        if not path:
             return 0.0, 0.0
-        return self.topology.hops(dim, src, dst) * self.latency_s[dim], 1.0 / self.bandwidth[dim]
+        fixed = sum(topo.hops(d, src, dst) * self.latency_s[d] for d in path)
+        return fixed, 1.0 / min(self.bandwidth[d] for d in path)
 
     def send_s(self, src: int, dst: int, nbytes: float) -> float:
         """One point-to-point message (a pipeline SEND/RECV pair)."""
@@ -103,6 +109,9 @@ class CommModel:
         per_byte = np.empty(n)
         for i in range(n):
             fixed[i], per_byte[i] = self.edge(members[i], members[(i + 1) % n])
+        if np.ptp(fixed) or np.ptp(per_byte):  # uneven edges: a slow edge's port can bind
+            red = _REDUCE_TRAFFIC * (size / n) / self.reduce_bw
+            return _ring_with_ports(phases, fixed, per_byte, red)
         chains = []
         for count, chunk, reduce in phases:
             extra = _REDUCE_TRAFFIC * chunk / self.reduce_bw if reduce else 0.0
@@ -150,6 +159,36 @@ class CommModel:
         if kind == RS:
             return start + move + reduce, data / n
         return start + move, data * n
+
+
+def _ring_with_ports(phases: Sequence[tuple[int, float, bool]], fixed: np.ndarray, per_byte: np.ndarray, red: float) -> float:
+    """A group ring whose edges differ (members crossing different network dimensions), send by
+    send (astra-sim-semantics.md D1, B4): insertion ``j`` (an endpoint delay, plus a reduction of
+    ``red`` seconds when B4 processes it: the reduce-scatter half's insertions 1 to n - 1) comes
+    before send ``j``, insertion 0 at the start and each later one when the previous step's
+    message arrives; a send also waits for the member's injection port, busy ``chunk x
+    per_byte`` with its previous send (``network/injection.py``), and arrives ``fixed + chunk x
+    per_byte`` after it starts; the last arrival is followed by a final insertion. ``phases``:
+    (sends, chunk bytes, reducing) as in :meth:`CommModel._collective`. With equal edges the
+    port never binds and this is the longest chain (:func:`_longest_chain`)."""
+    n = len(fixed)
+    fast = FAST_PATH_NS * 1e-9
+    ready = np.zeros(n)  # when each member's last receive arrived
+    port = np.zeros(n)  # when each member's injection port frees
+    reducing = any(reduce for _, _, reduce in phases)
+    j = 0  # insertion index; B4 processes insertions 1 to n - 1 of a reducing ring
+
+    def lead(j: int) -> float:
+        return fast + (red if reducing and 1 <= j <= n - 1 else 0.0)
+
+    for count, chunk, _ in phases:
+        busy = chunk * per_byte
+        for _ in range(count):
+            send = np.maximum(ready + lead(j), port)
+            port = send + busy
+            ready = np.roll(send + fixed + busy, 1)  # member i + 1 receives from member i
+            j += 1
+    return float(ready.max()) + lead(j)  # the final insertion (a reduce-scatter's is reduced)
 
 
 def _longest_chain(phases: Sequence[tuple[int, np.ndarray]], n: int) -> float:

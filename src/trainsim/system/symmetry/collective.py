@@ -160,6 +160,7 @@ class MemoEngine(SymmetricEngine):
         self._left: set[int] = set()
         self._send_tick = -1.0
         self._send_streams: dict[int, Stream] = {}  # shared resource -> stream, this tick
+        self._mirror_ok: set[tuple[int, int]] = set()  # (mirror peer, destination) checked
 
     # -- memoized phases ---------------------------------------------------------------------
     def _init_stream(self, stream: Stream) -> None:
@@ -257,7 +258,7 @@ class MemoEngine(SymmetricEngine):
     def _account(self, phase: Phase, dst: int, nbytes: int) -> None:
         d = phase.dim
         if d < 0:
-            d = self.topology.first_diff_dim(phase.rank, dst)
+            d = self.topology.send_dim(phase.rank, dst)
         phase.owner.work.record.dim_bytes[d] += nbytes
         started = self._started.get(phase)
         if started is not None:
@@ -268,9 +269,11 @@ class MemoEngine(SymmetricEngine):
     def send(self, phase: Phase, dst: int, nbytes: int, mirror_src: int) -> None:
         links = self.links
         rank = phase.rank
+        if phase.dim < 0 and self.topology.bottleneck_rank is not None:
+            self._check_mirror_shape(rank, dst, mirror_src)
         if links is None:
             if self.injection is not None:
-                self._check_send_tie(self.topology.first_diff_dim(rank, dst), phase.owner)
+                self._check_send_tie(self.topology.send_dim(rank, dst), phase.owner)
             super().send(phase, dst, nbytes, mirror_src)
             return
         route = links.route(rank, dst)
@@ -278,10 +281,24 @@ class MemoEngine(SymmetricEngine):
             raise NotSymmetric(f"rank {rank} -> {dst} crosses more than one link")
         self._check_send_tie(route[0], phase.owner)
         self._account(phase, dst, nbytes)
-        dim = self.topology.first_diff_dim(rank, dst)
+        dim = self.topology.send_dim(rank, dst)
         flying = self._in_flight
         flying[dim] = flying.get(dim, 0) + 1
         links.send(rank, dst, nbytes, self._link_arrive, (dim, (phase.tag, mirror_src, rank, nbytes)))
+
+    def _check_mirror_shape(self, rank: int, dst: int, mirror_src: int) -> None:
+        """The default mode's path rule (``topology/multidim.py``) prices a message by every
+        dimension it crosses, so on a flat layout (every rank in id order) the message the
+        mirror peer sends the representative need not look like the one the representative
+        sends (0 -> 1 crosses dimension 0, N-1 -> 0 every dimension): the ranks are not
+        equivalent and the collective runs rank by rank."""
+        if (mirror_src, dst) in self._mirror_ok:
+            return
+        topo = self.topology
+        if topo.shape(mirror_src, rank) == topo.shape(rank, dst):
+            self._mirror_ok.add((mirror_src, dst))
+        else:
+            raise NotSymmetric(f"rank {mirror_src} -> {rank} and {rank} -> {dst} cross different dimensions")
 
     def _link_arrive(self, arg: tuple[int, tuple[int, int, int, int]]) -> None:
         dim, key = arg

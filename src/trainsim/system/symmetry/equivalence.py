@@ -9,8 +9,9 @@ every rank with ``pi(x) = r`` maps the whole workload onto itself:
 - for every rank ``y``, ``y`` and ``pi(y)`` have the same arrays (ids, types, durations,
   sizes, tags, dependencies, involved dimensions: everything but peers and groups);
 - each send / receive peer ``p`` of ``y`` at a position is renamed to the peer of ``pi(y)`` at
-  that position, ``pi(p)``, along the same network path (first differing dimension and
-  coordinate offset, as ``group.py`` compares them: the same delay and injection port);
+  that position, ``pi(p)``, along the same network path (``MultiDimTopology.shape`` under the
+  platform's mode: the dimensions crossed and the coordinate offset class in each, as
+  ``group.py`` compares them: the same delay and injection port);
 - each collective's group ``G`` of ``y`` at a position maps, member by member, to the group
   ``G'`` of ``pi(y)`` there, up to a rotation of the member order (``pi(G[i]) = G'[i + s]``),
   and both groups have the same offset table, every member seeing every offset alike, offsets
@@ -49,7 +50,6 @@ from trainsim.collectives import ASYMMETRIC_KINDS, ROOTED_TYPES
 from trainsim.config.types import Platform
 from trainsim.enums import NodeType
 from trainsim.system.result import NodeTimeline, RunResult
-from trainsim.topology.multidim import MESH, SWITCH
 from trainsim.workload.graph import WorkloadGraph
 
 _SEND, _RECV, _COLL = int(NodeType.COMM_SEND_NODE), int(NodeType.COMM_RECV_NODE), int(NodeType.COMM_COLL_NODE)
@@ -115,11 +115,11 @@ def _labels(vals: np.ndarray, interned: dict[Any, int]) -> tuple[int, list[int]]
 
 
 class _Finder:
-    def __init__(self, platform: Platform, graphs: Sequence[WorkloadGraph]) -> None:
+    def __init__(self, platform: Platform, graphs: Sequence[WorkloadGraph], compat_astra: bool) -> None:
         from trainsim.topology import MultiDimTopology
 
-        net = platform.network
-        self.topo = MultiDimTopology([d.kind for d in net.dims], net.sizes)
+        # the run's path rule: a message's shape is what its backend prices (topology/multidim.py)
+        self.topo = MultiDimTopology.of_network(platform.network, compat_astra=compat_astra)
         self.groups = {name: tuple(members) for name, members in platform.comm_groups.items()}
         self.graphs = graphs
         self.n = len(graphs)
@@ -161,14 +161,8 @@ class _Finder:
         return [_Profile(g, cls, positions[cls], interned) for g, cls in zip(self.graphs, of_rank, strict=True)]
 
     # -- the path between two ranks, as group.py's offset table sees it -------------------------
-    def shape(self, a: int, b: int) -> tuple[int, int]:
-        topo = self.topo
-        d = topo.first_diff_dim(a, b)
-        if d < 0:
-            return (-1, 0)
-        kind = topo.kinds[d]
-        delta = topo.coord(b, d) - topo.coord(a, d)
-        return (d, 0 if kind == SWITCH else delta if kind == MESH else delta % topo.sizes[d])
+    def shape(self, a: int, b: int) -> tuple[tuple[int, int], ...]:
+        return self.topo.shape(a, b)
 
     def table(self, name: str) -> Any:
         """The group's offset table (``o`` and ``-o`` alike), None when a member sees an offset
@@ -179,7 +173,7 @@ class _Finder:
         out: Any = None
         if members is not None and len(set(members)) == len(members) and all(0 <= m < self.n for m in members):
             k = len(members)
-            table: list[tuple[int, int]] = []
+            table: list[tuple[tuple[int, int], ...]] = []
             for o in range(1, k):
                 seen = {self.shape(members[i], members[(i + o) % k]) for i in range(k)}
                 if len(seen) != 1:
@@ -258,12 +252,17 @@ def _algorithms_symmetric(platform: Platform) -> bool:
     return all(parse_algorithm(name).kind not in ASYMMETRIC_KINDS for name in names)
 
 
-def find_mirrors(platform: Platform, graphs: Sequence[WorkloadGraph]) -> dict[int, tuple[int, ...]]:
+def find_mirrors(
+    platform: Platform, graphs: Sequence[WorkloadGraph], *, compat_astra: bool | None = None
+) -> dict[int, tuple[int, ...]]:
     """``{representative: mirrors}`` of ranks proved to behave as a representative (module
-    docstring), ``{}`` when none can be shown. The caller checks the backend's symmetry class."""
+    docstring), ``{}`` when none can be shown. The caller checks the backend's symmetry class.
+    ``compat_astra`` is the run's mode (its message path rule; None: the platform's)."""
     if len(graphs) < 2 or not _algorithms_symmetric(platform):
         return {}
-    finder = _Finder(platform, graphs)
+    if compat_astra is None:
+        compat_astra = platform.compat == "astra"
+    finder = _Finder(platform, graphs, compat_astra)
     prof = finder.profiles()
     if prof is None:
         return {}

@@ -6,10 +6,14 @@ only (``network/protocol.py``: the analytical one).
 A communicator group smaller than the machine runs one flat "Local" ring over its members in
 the order the group lists them (``collectives.logical``). Its members are equivalent when, for
 every offset o in that order, the message from member i to member i + o looks the same for
-every i: the same first differing network dimension, the same hops (so the backend's delay is
-the same) and the same injection-port class (Switch: the uplink; Ring: the direction;
-FullyConnected / Mesh: the peer's relative coordinate, so two offsets share a port on one member
-exactly when they share it on every member). With halving-doubling (a member talks to i + o or
+every i: the same ``MultiDimTopology.shape`` (``topology/multidim.py``, the one path rule: the
+dimensions it crosses - the first differing one in ASTRA-sim's mode, every differing one in the
+default mode - and the offset class in each), so the same hops in each crossed dimension (the
+backend's delay is the same: two messages with the same bottleneck dimension but different
+latency sums have different shapes), the same bottleneck dimension and the same
+injection-port class there (Switch: the uplink; Ring: the direction; FullyConnected / Mesh: the
+peer's relative coordinate, so two offsets share a port on one member exactly when they share it
+on every member). With halving-doubling (a member talks to i + o or
 i - o depending on its index) the offsets o and -o must look the same too. That table of
 offsets (:func:`_signature`) decides; an aligned group (the ranks of one network dimension, in
 coordinate order) always passes, and a Switch / FullyConnected group in any order does.
@@ -34,7 +38,6 @@ from typing import TYPE_CHECKING, Any
 
 from trainsim.collectives import ASYMMETRIC_KINDS, HALVING_DOUBLING, ROOTED_TYPES, LogicalLayout
 from trainsim.network.protocol import PAIRWISE
-from trainsim.topology.multidim import MESH, SWITCH
 
 if TYPE_CHECKING:
     from trainsim.system.collective_runtime import CollectiveInstance, CollectiveRuntime
@@ -45,7 +48,8 @@ class GroupSymmetryConflict(Exception):
     ``api.simulate`` reruns without group symmetry)."""
 
 
-Signature = tuple[tuple[int, int], ...]
+Shape = tuple[tuple[int, int], ...]  # MultiDimTopology.shape of one message
+Signature = tuple[Shape, ...]
 
 
 class GroupSymmetry:
@@ -79,17 +83,12 @@ class GroupSymmetry:
             return self._signatures[key]
         topo = self.rt.topology
         n = len(members)
-        coords = [topo.coords(r) for r in members]
-        table: list[tuple[int, int]] = []
+        table: list[Shape] = []
         ok = True
         for o in range(1, n):
             sig = None
             for i in range(n):
-                a, b = members[i], members[(i + o) % n]
-                d = topo.first_diff_dim(a, b)
-                kind = topo.kinds[d]
-                delta = coords[(i + o) % n][d] - coords[i][d]
-                here = (d, 0 if kind == SWITCH else delta if kind == MESH else delta % topo.sizes[d])
+                here = topo.shape(members[i], members[(i + o) % n])
                 if sig is None:
                     sig = here
                 elif here != sig:

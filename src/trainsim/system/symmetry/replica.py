@@ -25,7 +25,9 @@ Rank numbering and the platform are the full run's, so tensor-parallel collectiv
 pipeline sends price exactly as there. The makespan equals the full simulation's
 (``tests/system/test_replica.py`` checks it on small cases).
 
-Preconditions (checked): a ``pairwise`` backend; no memory offload to a per-node or pooled
+Preconditions (checked): a ``pairwise`` backend; every cross-replica collective, run alone,
+ending at one time on all its members (not so when its group's messages cross the network's
+dimensions unevenly under the default mode's path rule: ``topology/multidim.py``); no memory offload to a per-node or pooled
 tier (its accesses queue across replicas); no expert parallelism (its
 all-to-alls cross replicas during the step); ZeRO stage below 3 and no
 ``overlap_grad_reduce`` (their reductions overlap compute and each other); in every graph
@@ -214,6 +216,26 @@ def _sync_times(
     return times, records
 
 
+def _check_even(platform: Platform, workload: GeneratedWorkload, positions: list[np.ndarray], sync: list[list[float]]) -> None:
+    """Refuse the slice when a cross-replica collective, run alone, ends at different times on
+    its members: its group's messages cross different network dimensions (the default mode's
+    path rule, ``topology/multidim.py``: a data-parallel ring with members 0, 2, 4, 6 on
+    4-rank nodes crosses the inter-node link only from 2 to 4 and back from 6 to 0), so the
+    replicas leave it at different times and no longer follow one timeline."""
+    ends: dict[tuple[int, str], float] = {}
+    for rank, g in enumerate(workload.graphs):
+        for k, p in enumerate(positions[workload.stage_of_rank[rank]].tolist()):
+            name = g.pg_name[p]
+            first = ends.setdefault((k, name), sync[rank][k])
+            if sync[rank][k] != first:
+                raise ConfigError(
+                    f"{g.node_summary(p)} (group {name!r}) ends at different times on its members "
+                    f"({first:.9g} s and {sync[rank][k]:.9g} s run alone): its messages cross the network's "
+                    "dimensions unevenly, so the data-parallel replicas do not follow one timeline; simulate every rank",
+                    field="comm_groups",
+                )
+
+
 def _sync_nodes(workload: GeneratedWorkload, positions: list[np.ndarray]) -> int:
     """Nodes of the cross-replica runs: one per rank and cross-replica collective."""
     return sum(positions[stage].size for stage in workload.stage_of_rank)
@@ -265,6 +287,7 @@ def simulate_replica(
     overall = _Overall(progress, _sync_nodes(workload, positions) + replica_nodes)
     t0 = time.perf_counter()
     sync, sync_records = _sync_times(platform, workload, positions, backend, overall)
+    _check_even(platform, workload, positions, sync)
     t1 = time.perf_counter()
     empty = GraphBuilder(source="replica-slice: other replica").build()
     templates: dict[int, WorkloadGraph] = {}  # id(ids array) -> stand-in template
@@ -329,7 +352,8 @@ def tensor_mirrors(
     Rank ``i`` of a stage mirrors rank 0 of it when renaming rank ``i`` of every stage to rank
     0 of that stage turns its graph into rank 0's: the same arrays apart from peers and
     groups; each send / receive peer renamed to the representative's peer along the same
-    network path (dimension and coordinate offset, so the same delay); each collective either
+    network path (the dimensions it crosses and the coordinate offset in each,
+    ``MultiDimTopology.path``, so the same delay and port); each collective either
     on the very group of the representative's node when that group is the stage's ranks (run
     once, with every member: ``CollectiveRuntime``'s mirrors), or on a group that renames,
     member by member and with the same path between every two members, to the
@@ -345,14 +369,13 @@ def tensor_mirrors(
     if len(width) != 1 or width == {1}:
         return {}
     net = platform.network
-    topo = MultiDimTopology([d.kind for d in net.dims], net.sizes)
+    topo = MultiDimTopology.of_network(net, compat_astra=platform.compat == "astra")
     groups = {name: tuple(members) for name, members in platform.comm_groups.items()}
 
-    def shape(a: int, b: int) -> tuple[int, int]:
-        d = topo.first_diff_dim(a, b)
-        if d < 0:
-            return (-1, 0)
-        return (d, (topo.coords(b)[d] - topo.coords(a)[d]) % topo.sizes[d])
+    def shape(a: int, b: int) -> tuple[tuple[int, int], ...]:
+        # every dimension the message crosses under the platform's path rule, with the
+        # coordinate offset in each (finer than group.py's classes: Switch offsets kept)
+        return tuple((d, (topo.coord(b, d) - topo.coord(a, d)) % topo.sizes[d]) for d in topo.path(a, b))
 
     mirrors: dict[int, tuple[int, ...]] = {}
     for i in range(1, width.pop()):
