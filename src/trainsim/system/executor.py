@@ -100,6 +100,8 @@ class Executor:
         self._memory_access = memory.access
         self.matcher = SendRecvMatcher()
         self.ranks = self._build_ranks(graphs, use_ctrl_deps)
+        self._members: dict[tuple[int, str], object] = {}  # (rank, group name) -> its checked members
+        self._columns: dict[int, _CollectiveColumns] = {}  # id(graph) -> its columns (the graphs outlive the run)
         system = platform.system
         self._handlers: dict[int, Handler] = {
             NodeType.INVALID_NODE: self._run_instant,
@@ -136,8 +138,8 @@ class Executor:
         # Ranks whose graphs have the same nodes and dependencies share one resource list and
         # one dependency index: ranks built from one graph share its arrays (found by
         # identity), ranks read from files have equal ones (found by content).
-        by_array: dict[int, tuple[list[int], DependencyIndex]] = {}
-        by_content: dict[bytes, tuple[list[int], DependencyIndex]] = {}
+        by_array: dict[int, tuple[list[int], DependencyIndex, list[int]]] = {}
+        by_content: dict[bytes, tuple[list[int], DependencyIndex, list[int]]] = {}
         ranks = []
         for rank, graph in enumerate(graphs):
             found = by_array.get(id(graph.ids))
@@ -149,10 +151,11 @@ class Executor:
                     found = by_content[key] = (
                         resource_classes(graph).tolist(),
                         DependencyIndex(graph, use_ctrl_deps=use_ctrl_deps),
+                        graph.types.tolist(),
                     )
                 by_array[id(graph.ids)] = found
-            resource, deps = found
-            ranks.append(RankState(rank, graph, resource, deps))
+            resource, deps, types = found
+            ranks.append(RankState(rank, graph, resource, deps, types))
         return ranks
 
     # -- main loop -----------------------------------------------------------------------
@@ -181,14 +184,15 @@ class Executor:
 
     def _issue_ready(self, state: RankState) -> None:
         handlers = self._handlers
-        types = state.graph.types
+        types = state.types
         start_ns = state.start_ns
-        while (pos := state.next_issuable()) >= 0:
+        next_issuable = state.next_issuable
+        while (pos := next_issuable()) >= 0:
             start_ns[pos] = self.queue.now
-            handler = handlers.get(int(types[pos]))
+            handler = handlers.get(types[pos])
             if handler is None:
                 raise TraceError(
-                    f"unsupported node type {int(types[pos])}",
+                    f"unsupported node type {types[pos]}",
                     file=state.graph.source or None,
                     rank=state.rank,
                     node_id=int(state.graph.ids[pos]),
@@ -197,10 +201,11 @@ class Executor:
 
     def _complete(self, token: tuple[RankState, int]) -> None:
         state, pos = token
-        state.end_ns[pos] = self.queue.now
+        now = self.queue.now
+        state.end_ns[pos] = now
         state.release(pos)
-        if state.finished:
-            state.finish_ns = self.queue.now
+        if state.done == state.n:
+            state.finish_ns = now
         self._issue_ready(state)
 
     # -- trace-enabled: ASTRA-sim's per-node debug lines (Workload::issue / Workload::call) --
@@ -339,7 +344,13 @@ class Executor:
 
     def _run_collective(self, state: RankState, pos: int) -> None:
         graph = state.graph
-        node_id = int(graph.ids[pos])
+        cols = state.columns
+        if cols is None:
+            cols = state.columns = self._columns.get(id(graph))
+            if cols is None:
+                cols = state.columns = self._columns[id(graph)] = _CollectiveColumns(graph)
+        assert isinstance(cols, _CollectiveColumns)
+        node_id = cols.ids[pos]
         if self.collectives is None:
             raise TraceError(
                 "collective nodes need a collective runtime, and none was configured",
@@ -347,20 +358,24 @@ class Executor:
                 rank=state.rank,
                 node_id=node_id,
             )
-        comm_type = int(graph.comm_type[pos])
-        self._require_attr(state, pos, comm_type in CommType._value2member_map_, "comm_type")
+        comm_type = cols.comm_type[pos]
+        if comm_type not in _COMM_TYPES:
+            self._require_attr(state, pos, False, "comm_type")
         group_name = graph.pg_name[pos]
+        members = self._members.get((state.rank, group_name), _UNKNOWN)
+        if members is _UNKNOWN:
+            members = self._members[(state.rank, group_name)] = self._group_members(state, pos, group_name)
         request = CollectiveRequest(
-            rank=state.rank,
-            node_id=node_id,
-            comm_type=comm_type,
-            size=int(graph.comm_size[pos]),
-            group=self._group_members(state, pos, group_name),
-            group_name=group_name,
-            involved_dims=graph.involved_dim.get(pos),
-            priority=int(graph.comm_priority[pos]),
-            duration_ns=self.compute.replay_ns(float(graph.duration_s[pos])),
-            name=graph.names[pos],
+            state.rank,
+            node_id,
+            comm_type,
+            cols.comm_size[pos],
+            cast("tuple[int, ...] | None", members),
+            group_name,
+            graph.involved_dim.get(pos),
+            cols.comm_priority[pos],
+            self.compute.replay_ns(cols.duration_s[pos]),
+            graph.names[pos],
         )
         self._comm_started(state)
         self.collectives.issue(request, self._recv_done, (state, pos))
@@ -478,6 +493,24 @@ class Executor:
             result.resources = self.shared.results()
         return result
 
+
+
+_COMM_TYPES = frozenset(int(c) for c in CommType)
+_UNKNOWN = object()
+
+
+class _CollectiveColumns:
+    """The columns of one graph a collective node reads, as Python lists (a numpy scalar per
+    read costs more than the list; made once per graph, on its first collective)."""
+
+    __slots__ = ("ids", "comm_type", "comm_size", "comm_priority", "duration_s")
+
+    def __init__(self, graph: WorkloadGraph) -> None:
+        self.ids: list[int] = graph.ids.tolist()
+        self.comm_type: list[int] = graph.comm_type.tolist()
+        self.comm_size: list[int] = graph.comm_size.tolist()
+        self.comm_priority: list[int] = graph.comm_priority.tolist()
+        self.duration_s: list[float] = graph.duration_s.tolist()
 
 
 def _reject_cycles(graph: WorkloadGraph, use_ctrl_deps: bool) -> None:
