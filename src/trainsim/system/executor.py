@@ -130,6 +130,11 @@ class Executor:
         if self._log is not None:
             self._handlers = {t: partial(self._issue_logged, h) for t, h in self._handlers.items()}
             self._complete = self._complete_logged  # type: ignore[method-assign]
+        self._recv_done_cb = self._recv_done  # one bound method for every collective
+        # per node type list: each node's handler (None: unsupported), per distinct graph
+        self._handler_lists: dict[int, tuple[list[int], list[Handler | None]]] = {}
+        for state in self.ranks:
+            state.handlers = self._handler_list(state.types)
 
     # -- set-up ---------------------------------------------------------------------------
 
@@ -182,17 +187,25 @@ class Executor:
             )
         return self._result()
 
+    def _handler_list(self, types: list[int]) -> list[Handler | None]:
+        """Each node's handler, for a graph with these node types (once per distinct list)."""
+        known = self._handler_lists.get(id(types))
+        if known is None or known[0] is not types:
+            get = self._handlers.get
+            known = self._handler_lists[id(types)] = (types, [get(t) for t in types])
+        return known[1]
+
     def _issue_ready(self, state: RankState) -> None:
-        handlers = self._handlers
-        types = state.types
+        handlers = cast("list[Handler | None]", state.handlers)
         start_ns = state.start_ns
         next_issuable = state.next_issuable
+        queue = self.queue
         while (pos := next_issuable()) >= 0:
-            start_ns[pos] = self.queue.now
-            handler = handlers.get(types[pos])
+            start_ns[pos] = queue.now
+            handler = handlers[pos]
             if handler is None:
                 raise TraceError(
-                    f"unsupported node type {types[pos]}",
+                    f"unsupported node type {state.types[pos]}",
                     file=state.graph.source or None,
                     rank=state.rank,
                     node_id=int(state.graph.ids[pos]),
@@ -232,7 +245,14 @@ class Executor:
         self.queue.schedule(0.0, self._complete, (state, pos))
 
     def _run_compute(self, state: RankState, pos: int) -> None:
-        self._run_timed(state, pos, state.resource[pos] == CPU)
+        # _run_timed, inlined: the per-node path
+        is_cpu = state.resource[pos] == CPU
+        duration = self._compute_ns(state.graph, pos, is_cpu)
+        if is_cpu:
+            state.cpu_ns += duration
+        else:
+            state.compute_ns += duration
+        self.queue.schedule(duration, self._complete, (state, pos))
 
     def _run_compute_shared(self, state: RankState, pos: int) -> None:
         if state.resource[pos] == CPU:
@@ -314,7 +334,11 @@ class Executor:
             self.queue.schedule(0.0, self._recv_done, (state, pos))
 
     def _recv_done(self, token: tuple[RankState, int]) -> None:
-        self._comm_finished(token[0])
+        state = token[0]
+        # _comm_finished, inlined: the per-collective path
+        state.comm_active -= 1
+        if state.comm_active == 0:
+            state.comm_ns += self.queue.now - state.comm_since
         self._complete(token)
 
     # -- the rendezvous protocol (module docstring) ------------------------------------------
@@ -344,12 +368,11 @@ class Executor:
 
     def _run_collective(self, state: RankState, pos: int) -> None:
         graph = state.graph
-        cols = state.columns
+        cols = cast("_CollectiveColumns | None", state.columns)
         if cols is None:
             cols = state.columns = self._columns.get(id(graph))
             if cols is None:
                 cols = state.columns = self._columns[id(graph)] = _CollectiveColumns(graph)
-        assert isinstance(cols, _CollectiveColumns)
         node_id = cols.ids[pos]
         if self.collectives is None:
             raise TraceError(
@@ -362,11 +385,12 @@ class Executor:
         if comm_type not in _COMM_TYPES:
             self._require_attr(state, pos, False, "comm_type")
         group_name = graph.pg_name[pos]
-        members = self._members.get((state.rank, group_name), _UNKNOWN)
+        rank = state.rank
+        members = self._members.get((rank, group_name), _UNKNOWN)
         if members is _UNKNOWN:
-            members = self._members[(state.rank, group_name)] = self._group_members(state, pos, group_name)
+            members = self._members[(rank, group_name)] = self._group_members(state, pos, group_name)
         request = CollectiveRequest(
-            state.rank,
+            rank,
             node_id,
             comm_type,
             cols.comm_size[pos],
@@ -377,8 +401,11 @@ class Executor:
             self.compute.replay_ns(cols.duration_s[pos]),
             graph.names[pos],
         )
-        self._comm_started(state)
-        self.collectives.issue(request, self._recv_done, (state, pos))
+        # _comm_started, inlined
+        if state.comm_active == 0:
+            state.comm_since = self.queue.now
+        state.comm_active += 1
+        self.collectives.issue(request, self._recv_done_cb, (state, pos))
 
     # -- helpers ---------------------------------------------------------------------------
 

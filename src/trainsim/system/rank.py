@@ -133,6 +133,7 @@ class RankState:
         "n",
         "types",
         "columns",
+        "handlers",
     )
 
     def __init__(
@@ -168,6 +169,7 @@ class RankState:
         # node types as plain ints (the executor's handler lookup), shared by ranks of one graph
         self.types: list[int] = graph.types.tolist() if types is None else types
         self.columns: object = None  # the executor's per-graph columns, made on first use
+        self.handlers: object = None  # the executor's handler of each node
         for pos in deps.roots:
             self.ready[resource[pos]].append(pos)  # ascending: already a heap
 

@@ -404,7 +404,8 @@ class SymmetricRunner:
         if not lo <= start_ns < hi:
             lo, hi = self._binade = shift.binade(start_ns) if start_ns >= sys.float_info.min else (-1.0, 0.0)
         hit = memo.get((key, lo))
-        if hit is not None and hit.fits(start_ns):
+        # hit.fits(start_ns), inlined: the per-collective path
+        if hit is not None and hit.lo <= start_ns + hit.min_off and start_ns + hit.max_off < hit.hi and hit.lo <= start_ns:
             self.shift_replays += 1
             end_off, spans_off, dim_bytes, ties = hit.outputs
             if ties:
