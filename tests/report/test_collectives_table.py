@@ -45,3 +45,16 @@ def test_dumps_keeps_lists_of_values_on_one_line_and_reads_back():
     text = dumps(document)
     assert '"a": [1, 2.5, null]' in text and '"c": [[0.0, 1.0]]' in text
     assert json.loads(text) == document
+
+
+def test_bandwidth_figures_reused_across_records_equal_each_records_own():
+    """Rows share the figures of records with the same type, size, group, duration and
+    dimensions: each row's figures are exactly its own record's."""
+    from trainsim.report.collectives import _bandwidth
+
+    result = dp_result()
+    rows = collective_rows(result, NETWORK)
+    by_key = {(r.node_id, r.start_ns * 1e-9, r.end_ns * 1e-9): r for r in result.collectives}
+    for row in rows:
+        own = _bandwidth(by_key[(row["node_id"], row["start_s"], row["end_s"])], NETWORK)
+        assert {k: row[k] for k in own} == own

@@ -40,13 +40,25 @@ def collective_rows(result: Any, network: NetworkSpec | None = None) -> list[dic
     else:
         records = weighted_records(result.collectives)
     rows: dict[tuple[Any, ...], dict[str, Any]] = {}
+    names: dict[int, str] = {}
+    # a record's figures are a function of these (``system.collective_report.record_bandwidth``:
+    # the duration is end - start, the dimensions it sent on come from its bytes): once each
+    figures: dict[tuple[Any, ...], dict[str, float | None]] = {}
     for rec, count in records:
-        key = (rec.node_id, rec.comm_type, rec.size, rec.group, rec.start_ns, rec.end_ns, tuple(rec.dim_bytes))
+        dim_bytes = tuple(rec.dim_bytes)
+        key = (rec.node_id, rec.comm_type, rec.size, rec.group, rec.start_ns, rec.end_ns, dim_bytes)
         row = rows.get(key)
         if row is not None:
             row["ranks"] += count
             continue
-        name = CommType(rec.comm_type).name.lower() if rec.comm_type in CommType._value2member_map_ else str(rec.comm_type)
+        name = names.get(rec.comm_type)
+        if name is None:
+            name = names[rec.comm_type] = CommType(rec.comm_type).name.lower() if rec.comm_type in CommType._value2member_map_ else str(rec.comm_type)
+        group_size = getattr(rec, "group_size", None)
+        fkey = (rec.comm_type, rec.size, group_size, rec.end_ns - rec.start_ns, rec.end_ns <= rec.start_ns, dim_bytes)
+        fig = figures.get(fkey)
+        if fig is None:
+            fig = figures[fkey] = _bandwidth(rec, network)
         rows[key] = {
             "rank": rec.rank,
             "ranks": count,
@@ -58,8 +70,8 @@ def collective_rows(result: Any, network: NetworkSpec | None = None) -> list[dic
             "end_s": rec.end_ns * 1e-9,
             "dim_bytes": list(rec.dim_bytes),
             "algorithms": list(getattr(rec, "algorithms", []) or []),
-            "group_size": getattr(rec, "group_size", None),
-            **_bandwidth(rec, network),
+            "group_size": group_size,
+            **fig,
         }
     return sorted(rows.values(), key=lambda r: (r["start_s"], r["rank"]))
 
