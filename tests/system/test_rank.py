@@ -78,3 +78,4 @@ def test_next_issuable_lowest_ready_id_whose_slot_is_free():
     state.release(0)
     assert state.next_issuable() == 1
     assert not state.finished
+

@@ -37,7 +37,7 @@ from trainsim.compute import ComputeModel
 from trainsim.config.types import RENDEZVOUS_BYTES, Platform
 from trainsim.endpoint import EndpointModel
 from trainsim.endpoint.protocol import SharedResources
-from trainsim.engine import EventQueue
+from trainsim.engine import EventQueue, collector_paused
 from trainsim.enums import CommType, NodeType
 from trainsim.errors import DeadlockError, TraceError
 from trainsim.memory import MemoryModel
@@ -173,11 +173,12 @@ class Executor:
         ranks, network = self.ranks, self.network
         # the event loop's livelock watchdog: work completes when a node finishes or a message leaves
         self.queue.progress_probe = lambda: (sum(s.done for s in ranks), network.messages_sent)
-        if progress is None:
-            self.queue.run()
-        else:
-            total = sum(len(s.graph) for s in self.ranks)
-            self.queue.run(tick=lambda: progress(self.queue.now, sum(s.done for s in self.ranks), total))
+        with collector_paused():  # engine.kernel.collector_paused: the loop makes no garbage cycles
+            if progress is None:
+                self.queue.run()
+            else:
+                total = sum(len(s.graph) for s in self.ranks)
+                self.queue.run(tick=lambda: progress(self.queue.now, sum(s.done for s in self.ranks), total))
         unfinished = [s for s in self.ranks if not s.finished]
         if unfinished:
             raise DeadlockError(
