@@ -176,7 +176,8 @@ class CollectiveRuntime:
         self._whats: dict[tuple[int, int], str] = {}  # (comm type, size) -> RankWork.what
         # (id(layout), id(chunks)) -> (layout, chunks, their _algorithms)
         self._algorithm_names: dict[tuple[int, int], tuple[Any, Any, list[str]]] = {}
-        self._mirrors_in: dict[tuple[int, tuple[int, ...] | None], tuple[int, ...]] = {}  # (rank, group) -> its mirrors in it
+        # (rank, group name, group) of a request -> ``_issuer``'s checked group, its name, the rank's mirrors in it
+        self._issuers: dict[tuple[int, str, tuple[int, ...] | None], tuple[tuple[int, ...] | None, str, tuple[int, ...]]] = {}
         self._sym_busy: dict[int, float] = {}
         self._next_tag = 0
         self.symmetric_runs = 0
@@ -205,26 +206,11 @@ class CollectiveRuntime:
         ctype = int(request.comm_type)
         if ctype not in _NAMES:
             raise TraceError(f"unknown collective type {ctype}", rank=rank, node_id=request.node_id)
-        group = request.group
-        if group is not None:
-            seen = self._checked_groups.get(group, _UNCHECKED)
-            if seen is _UNCHECKED:
-                seen = self._check_group(group, request)
-            group = cast("tuple[int, ...] | None", seen)
-        if group is not None:
-            if rank not in group:
-                raise TraceError(
-                    f"issues a collective on group {request.group_name!r} {list(group)} it is not a member of",
-                    rank=rank,
-                    node_id=request.node_id,
-                )
-        elif not 0 <= rank < self.npus:
-            raise TraceError(
-                f"rank out of range: the network has {self.npus} NPUs",
-                rank=rank,
-                node_id=request.node_id,
-            )
-        gname = "" if group is None else (request.group_name or ",".join(map(str, group)))
+        ukey = (rank, request.group_name, request.group)
+        issuer = self._issuers.get(ukey)
+        if issuer is None:  # checked once per rank and group: the checks are of these alone
+            issuer = self._issuers[ukey] = self._issuer(request)
+        group, gname, mirrors = issuer
         ckey = (rank, gname)
         k = self._issue_count.get(ckey, 0)
         self._issue_count[ckey] = k + 1
@@ -253,17 +239,40 @@ class CollectiveRuntime:
             inst.same_tick = False
         pending = inst.pending
         pending.append((rank, request, on_done, arg, now))
-        if rank in self._mirrors:
-            mkey = (rank, group)
-            mirrors = self._mirrors_in.get(mkey)
-            if mirrors is None:
-                mirrors = self._mirrors_in[mkey] = tuple(m for m in self._mirrors[rank] if group is None or m in group)
+        if mirrors:
             inst.issued += len(mirrors)
             # the representative's request: past this point a request's rank is the tuple's
             pending.extend([(mirror, request, _mirror_done, None, now) for mirror in mirrors])
         if not inst.flush_scheduled:
             inst.flush_scheduled = True
             self.queue.schedule(0.0, self.flush, inst)
+
+    def _issuer(self, request: CollectiveRequest) -> tuple[tuple[int, ...] | None, str, tuple[int, ...]]:
+        """For a request's rank and group, checked: the group to run on (None: every rank),
+        its name (the instances' key) and the rank's mirrors in it."""
+        rank = request.rank
+        group = request.group
+        if group is not None:
+            seen = self._checked_groups.get(group, _UNCHECKED)
+            if seen is _UNCHECKED:
+                seen = self._check_group(group, request)
+            group = cast("tuple[int, ...] | None", seen)
+        if group is not None:
+            if rank not in group:
+                raise TraceError(
+                    f"issues a collective on group {request.group_name!r} {list(group)} it is not a member of",
+                    rank=rank,
+                    node_id=request.node_id,
+                )
+        elif not 0 <= rank < self.npus:
+            raise TraceError(
+                f"rank out of range: the network has {self.npus} NPUs",
+                rank=rank,
+                node_id=request.node_id,
+            )
+        gname = "" if group is None else (request.group_name or ",".join(map(str, group)))
+        mirrors = tuple(m for m in self._mirrors.get(rank, ()) if group is None or m in group)
+        return group, gname, mirrors
 
     def _check_group(self, group: tuple[int, ...], request: CollectiveRequest) -> tuple[int, ...] | None:
         """The group a request names, checked once per group: None when it lists every rank
@@ -336,7 +345,8 @@ class CollectiveRuntime:
     # -- starting ranks ----------------------------------------------------------------------
     def _priority(self, rank: int, request: CollectiveRequest) -> int:
         policy = self._policy
-        rs = self.engine.rank_state(rank)
+        engine = self.engine
+        rs = engine.ranks.get(rank) or engine.rank_state(rank)
         if policy == "EXPLICIT":
             return int(request.priority)
         rs.priority += 1 if policy == "LIFO" else -1
@@ -645,13 +655,14 @@ class CollectiveRuntime:
         works = []
         mirrors = self._mirror_ranks
         shared = (list(outcome.dim_bytes), self._algorithms_of(inst), [list(span) for span in outcome.chunk_spans])
+        new_work, fly, priority = self._new_work, self._fly, self._priority
         for rank, request, on_done, arg, _t in pending:
             busy[rank] = end
             if rank in mirrors:  # it runs nothing and reports its representative's times
                 continue
-            self._priority(rank, request)
-            work = self._new_work(rank, inst, request, on_done, arg, outcome, shared)
-            self._fly(work)
+            priority(rank, request)
+            work = new_work(rank, inst, request, on_done, arg, outcome, shared)
+            fly(work)
             works.append(work)
         self._instances.pop(inst.key, None)
         self.queue.schedule_at(end, self._symmetric_done, works)

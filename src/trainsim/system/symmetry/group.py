@@ -139,7 +139,7 @@ class GroupSymmetry:
         canon = seen[1]
         if canon is None:
             return False
-        runner = rt.symmetric_runner()
+        runner = rt._symmetric or rt.symmetric_runner()
         rep = canon.dims[0].members[0]
         outcome = runner.run(canon, inst.chunks, inst.tag_base, now, rank=rep)
         if outcome is None:
