@@ -22,6 +22,7 @@ from trainsim.cli.app import app
 from trainsim.cli.force import force_option, honours_force
 from trainsim.cli.outputs import check_output_file, check_output_prefix
 from trainsim.cli.writes import output_errors, write_output
+from trainsim.engine import collector_paused
 from trainsim.errors import ConfigError
 from trainsim.system.modes import backend_names
 from trainsim.units import GB, human_time, precise_time
@@ -72,6 +73,7 @@ def _stage_layers(text: str | None, option: str = "--layers-per-stage") -> tuple
 
 @app.command("generate")
 @honours_force
+@collector_paused()  # engine.kernel.collector_paused: generation, simulation and reports make no garbage cycles
 def generate_command(
     model: str = typer.Argument(..., help="Zoo model name (e.g. gpt3-175b, llama3-70b, resnet50) or a Hugging Face config.json."),
     out: str | None = typer.Option(None, "--out", "-o", help="Output prefix: writes PREFIX.<rank>.et and PREFIX.comm_groups.json."),
