@@ -7,7 +7,7 @@ import pytest
 
 from trainsim.config.types import DimSpec, NetworkSpec
 from trainsim.errors import ConfigError
-from trainsim.report.collectives import collective_rows, collective_table, rows_of
+from trainsim.report.collectives import COLUMNS, collective_rows, collective_table, rows_of
 from trainsim.report.document import dumps
 
 from .test_reference_and_trace import dp_result
@@ -58,3 +58,18 @@ def test_bandwidth_figures_reused_across_records_equal_each_records_own():
     for row in rows:
         own = _bandwidth(by_key[(row["node_id"], row["start_s"], row["end_s"])], NETWORK)
         assert {k: row[k] for k in own} == own
+
+
+def test_columns_are_the_rows_field_by_field():
+    result = dp_result()
+    rows = collective_rows(result, NETWORK)
+    table = collective_table(result, NETWORK)
+    assert table["columns"] == {name: [r[name] for r in rows] for name in table["columns"]}
+    assert list(table["columns"]) == list(COLUMNS)
+
+
+def test_an_empty_run_has_empty_columns():
+    from types import SimpleNamespace
+
+    table = collective_table(SimpleNamespace(collectives=[]), NETWORK)
+    assert table == {"rows": 0, "records": 0, "columns": {name: [] for name in COLUMNS}}

@@ -16,6 +16,7 @@ of the ranks that ran, each counting the ranks that repeat it on their own group
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from operator import itemgetter
 from typing import Any
 
 from trainsim.config.types import NetworkSpec
@@ -28,6 +29,9 @@ COLUMNS = (
     "rank", "ranks", "node_id", "type", "size_bytes", "group", "start_s", "end_s", "dim_bytes",
     "algorithms", "group_size", "algbw_gbps", "busbw_gbps", "bound_ratio",
 )  # fmt: skip
+
+
+_COLUMN_VALUES = itemgetter(*COLUMNS)
 
 
 def collective_rows(result: Any, network: NetworkSpec | None = None) -> list[dict[str, Any]]:
@@ -80,10 +84,13 @@ def collective_table(result: Any, network: NetworkSpec | None = None) -> dict[st
     """:func:`collective_rows` as columns: ``{"rows": N, "records": M, "columns": {field:
     [N values]}}``; ``records`` (the sum of ``ranks``) counts every rank's record."""
     rows = collective_rows(result, network)
+    # transposed row by row in C (itemgetter, zip): a step has hundreds of thousands of rows
+    values = [_COLUMN_VALUES(r) for r in rows]
+    columns = dict(zip(COLUMNS, map(list, zip(*values, strict=True)), strict=True)) if values else {name: [] for name in COLUMNS}
     return {
         "rows": len(rows),
         "records": sum(r["ranks"] for r in rows),
-        "columns": {name: [r[name] for r in rows] for name in COLUMNS},
+        "columns": columns,
     }
 
 
