@@ -206,7 +206,7 @@ class Executor:
         return known[1]
 
     def _issue_ready(self, state: RankState) -> None:
-        handlers = cast("list[Handler | None]", state.handlers)
+        handlers: list[Handler | None] = state.handlers
         start_ns = state.start_ns
         next_issuable = state.next_issuable
         queue = self.queue
@@ -378,7 +378,7 @@ class Executor:
 
     def _run_collective(self, state: RankState, pos: int) -> None:
         graph = state.graph
-        cols = cast("_CollectiveColumns | None", state.columns)
+        cols: _CollectiveColumns | None = state.columns
         if cols is None:
             cols = state.columns = self._columns.get(id(graph))
             if cols is None:
@@ -399,16 +399,20 @@ class Executor:
         members = self._members.get((rank, group_name), _UNKNOWN)
         if members is _UNKNOWN:
             members = self._members[(rank, group_name)] = self._group_members(state, pos, group_name)
+        duration_s = cols.duration_s[pos]
+        duration_ns = self._replays.get(duration_s)
+        if duration_ns is None:
+            duration_ns = self._replay_ns(duration_s)
         request = CollectiveRequest(
             rank,
             node_id,
             comm_type,
             cols.comm_size[pos],
-            cast("tuple[int, ...] | None", members),
+            members,  # type: ignore[arg-type]  # a checked group (tuple) or None
             group_name,
             graph.involved_dim.get(pos),
             cols.comm_priority[pos],
-            self._replay_ns(cols.duration_s[pos]),
+            duration_ns,
             graph.names[pos],
         )
         # _comm_started, inlined

@@ -10,7 +10,7 @@ Resources: one CPU slot (``is_cpu_op``), one GPU compute slot, one GPU communica
 from __future__ import annotations
 
 import heapq
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -168,8 +168,8 @@ class RankState:
         self.n = len(graph)
         # node types as plain ints (the executor's handler lookup), shared by ranks of one graph
         self.types: list[int] = graph.types.tolist() if types is None else types
-        self.columns: object = None  # the executor's per-graph columns, made on first use
-        self.handlers: object = None  # the executor's handler of each node
+        self.columns: Any = None  # the executor's per-graph columns, made on first use
+        self.handlers: Any = None  # the executor's handler of each node
         for pos in deps.roots:
             self.ready[resource[pos]].append(pos)  # ascending: already a heap
 
