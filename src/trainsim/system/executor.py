@@ -255,14 +255,7 @@ class Executor:
         self.queue.schedule(0.0, self._complete, (state, pos))
 
     def _run_compute(self, state: RankState, pos: int) -> None:
-        # _run_timed, inlined: the per-node path
-        is_cpu = state.resource[pos] == CPU
-        duration = self._compute_ns(state.graph, pos, is_cpu)
-        if is_cpu:
-            state.cpu_ns += duration
-        else:
-            state.compute_ns += duration
-        self.queue.schedule(duration, self._complete, (state, pos))
+        self._run_timed(state, pos, state.resource[pos] == CPU)
 
     def _run_compute_shared(self, state: RankState, pos: int) -> None:
         if state.resource[pos] == CPU:
