@@ -324,7 +324,7 @@ class CollectiveRuntime:
 
     def _plan(self, inst: CollectiveInstance, request: CollectiveRequest) -> None:
         inst.planned = True
-        if self._replayed(inst):
+        if inst.comm_type == _BROADCAST and self._replayed(inst):  # (the test first: no call per collective)
             return
         group = (
             None
@@ -478,7 +478,7 @@ class CollectiveRuntime:
         pending = self.take_pending(inst)
         if not pending:
             return
-        if self._replayed(inst):
+        if inst.comm_type == _BROADCAST and self._replayed(inst):
             for rank, request, on_done, arg, _t in pending:
                 work = self._new_work(rank, inst, request, on_done, arg)
                 work.chunks_left = 1

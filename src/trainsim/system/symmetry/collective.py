@@ -115,11 +115,12 @@ def symmetric_backend(network: NetworkBackend, topology: MultiDimTopology) -> bo
     return network.capabilities.symmetry in (PAIRWISE, ONE_LINK) and network.topology is not None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SymmetricOutcome:
     """When the representative finished (ns), the bytes it sent per network dimension, each
     chunk's [start, end] ns (-1 for a chunk that ran no phase), and the events its private
-    simulation processed."""
+    simulation processed. Not changed once made (not frozen: one is made per collective, and
+    a frozen dataclass costs several times as much to make)."""
 
     end_ns: float
     dim_bytes: tuple[int, ...]
