@@ -36,3 +36,25 @@ def test_run_until_stops_and_resumes():
     assert seen == [1, 2]
     q.run()
     assert seen == [1, 2, 3]
+
+
+def test_collector_paused_restores_the_collectors_state():
+    import gc
+
+    from trainsim.engine import collector_paused
+
+    was = gc.isenabled()
+    try:
+        gc.enable()
+        with collector_paused():
+            assert not gc.isenabled()
+            with collector_paused():  # nested: the outer one turns it back on
+                assert not gc.isenabled()
+            assert not gc.isenabled()
+        assert gc.isenabled()
+        gc.disable()
+        with collector_paused():
+            pass
+        assert not gc.isenabled()  # off before: left off
+    finally:
+        (gc.enable if was else gc.disable)()

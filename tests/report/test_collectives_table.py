@@ -7,7 +7,7 @@ import pytest
 
 from trainsim.config.types import DimSpec, NetworkSpec
 from trainsim.errors import ConfigError
-from trainsim.report.collectives import collective_rows, collective_table, rows_of
+from trainsim.report.collectives import COLUMNS, collective_rows, collective_table, rows_of
 from trainsim.report.document import dumps
 
 from .test_reference_and_trace import dp_result
@@ -45,3 +45,31 @@ def test_dumps_keeps_lists_of_values_on_one_line_and_reads_back():
     text = dumps(document)
     assert '"a": [1, 2.5, null]' in text and '"c": [[0.0, 1.0]]' in text
     assert json.loads(text) == document
+
+
+def test_bandwidth_figures_reused_across_records_equal_each_records_own():
+    """Rows share the figures of records with the same type, size, group, duration and
+    dimensions: each row's figures are exactly its own record's."""
+    from trainsim.report.collectives import _bandwidth
+
+    result = dp_result()
+    rows = collective_rows(result, NETWORK)
+    by_key = {(r.node_id, r.start_ns * 1e-9, r.end_ns * 1e-9): r for r in result.collectives}
+    for row in rows:
+        own = _bandwidth(by_key[(row["node_id"], row["start_s"], row["end_s"])], NETWORK)
+        assert {k: row[k] for k in own} == own
+
+
+def test_columns_are_the_rows_field_by_field():
+    result = dp_result()
+    rows = collective_rows(result, NETWORK)
+    table = collective_table(result, NETWORK)
+    assert table["columns"] == {name: [r[name] for r in rows] for name in table["columns"]}
+    assert list(table["columns"]) == list(COLUMNS)
+
+
+def test_an_empty_run_has_empty_columns():
+    from types import SimpleNamespace
+
+    table = collective_table(SimpleNamespace(collectives=[]), NETWORK)
+    assert table == {"rows": 0, "records": 0, "columns": {name: [] for name in COLUMNS}}

@@ -11,10 +11,12 @@ With ``--platform``, ``--json`` is the result document of ``trainsim run --json`
 
 from __future__ import annotations
 
+import functools
 import time
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 
@@ -70,8 +72,29 @@ def _stage_layers(text: str | None, option: str = "--layers-per-stage") -> tuple
         raise ConfigError(f"{text!r} is not a list of integers like 7,8,8,7", field=option) from None
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _collector_paused(command: F) -> F:
+    """Run the command with the cyclic garbage collector off (``engine.collector_paused``,
+    imported when the command runs: registering the commands imports nothing heavy).
+    Generation, simulation and reports make millions of lasting objects and almost no
+    cycles; after a 1T-parameter step its report phase spent more time in collections than
+    in its own work."""
+
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        from trainsim.engine import collector_paused
+
+        with collector_paused():
+            return command(*args, **kwargs)
+
+    return run  # type: ignore[return-value]
+
+
 @app.command("generate")
 @honours_force
+@_collector_paused
 def generate_command(
     model: str = typer.Argument(..., help="Zoo model name (e.g. gpt3-175b, llama3-70b, resnet50) or a Hugging Face config.json."),
     out: str | None = typer.Option(None, "--out", "-o", help="Output prefix: writes PREFIX.<rank>.et and PREFIX.comm_groups.json."),

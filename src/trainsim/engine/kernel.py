@@ -13,8 +13,10 @@ version token inside ``arg``).
 
 from __future__ import annotations
 
+import gc
 import heapq
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from itertools import count
 from typing import Any
 
@@ -30,6 +32,24 @@ far shorter, or show progress through the queue's ``progress_probe``)."""
 
 WATCH_EVERY = 1 << 14
 """Events between two watchdog checks (the check runs per batch, not per event)."""
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off for the block (on again after it, if it was on).
+
+    An event loop allocates millions of small objects that live on (records, per-node times)
+    and makes almost no reference cycles, so the collector's passes over the growing heap find
+    next to nothing: a fifth of a generated step's CPU time went to them. What cycles a run
+    leaves are collected after it, as usual. Nothing the simulation computes depends on it."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 class EventQueue:

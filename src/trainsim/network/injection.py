@@ -29,13 +29,14 @@ from trainsim.topology.multidim import RING, SWITCH
 
 
 class InjectionPorts:
-    __slots__ = ("topology", "bytes_per_ns", "_free", "_last")
+    __slots__ = ("topology", "bytes_per_ns", "_free", "_last", "_latest")
 
     def __init__(self, topology: MultiDimTopology, bandwidths: list[float]) -> None:
         self.topology = topology
         self.bytes_per_ns = [b / 1e9 for b in bandwidths]
         self._free: dict[tuple[int, int, int], float] = {}
         self._last: dict[int, float] = {}  # src -> when its last reserved port frees
+        self._latest = 0.0  # the largest of ``_last`` (values only grow): all idle from then on
 
     def idle(self, src: int, now: float) -> bool:
         """Whether every port of ``src`` is free at ``now``."""
@@ -44,7 +45,7 @@ class InjectionPorts:
     def all_idle(self, ranks: tuple[int, ...], now: float) -> bool:
         """Whether every port of every rank of ``ranks`` is free at ``now``."""
         last = self._last
-        return not last or all(last.get(r, 0.0) <= now for r in ranks)
+        return not last or self._latest <= now or all(last.get(r, 0.0) <= now for r in ranks)
 
     def reserve(self, src: int, dst: int, nbytes: int, now: float) -> float:
         """Start time (ns) of a message of ``nbytes`` from ``src`` to ``dst`` issued at ``now``."""
@@ -66,4 +67,6 @@ class InjectionPorts:
         free = self._free[key] = start + nbytes / self.bytes_per_ns[dim]
         if free > self._last.get(src, 0.0):
             self._last[src] = free
+            if free > self._latest:
+                self._latest = free
         return start

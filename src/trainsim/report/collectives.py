@@ -16,6 +16,7 @@ of the ranks that ran, each counting the ranks that repeat it on their own group
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from operator import itemgetter
 from typing import Any
 
 from trainsim.config.types import NetworkSpec
@@ -30,6 +31,9 @@ COLUMNS = (
 )  # fmt: skip
 
 
+_COLUMN_VALUES = itemgetter(*COLUMNS)
+
+
 def collective_rows(result: Any, network: NetworkSpec | None = None) -> list[dict[str, Any]]:
     """Rows for the report, every record of the run in one; with ``network``, nccl-tests'
     algorithm and bus bandwidth (GB/s, 1e9 B/s) and the ratio of bus bandwidth to the rank's
@@ -40,13 +44,25 @@ def collective_rows(result: Any, network: NetworkSpec | None = None) -> list[dic
     else:
         records = weighted_records(result.collectives)
     rows: dict[tuple[Any, ...], dict[str, Any]] = {}
+    names: dict[int, str] = {}
+    # a record's figures are a function of these (``system.collective_report.record_bandwidth``:
+    # the duration is end - start, the dimensions it sent on come from its bytes): once each
+    figures: dict[tuple[Any, ...], dict[str, float | None]] = {}
     for rec, count in records:
-        key = (rec.node_id, rec.comm_type, rec.size, rec.group, rec.start_ns, rec.end_ns, tuple(rec.dim_bytes))
+        dim_bytes = tuple(rec.dim_bytes)
+        key = (rec.node_id, rec.comm_type, rec.size, rec.group, rec.start_ns, rec.end_ns, dim_bytes)
         row = rows.get(key)
         if row is not None:
             row["ranks"] += count
             continue
-        name = CommType(rec.comm_type).name.lower() if rec.comm_type in CommType._value2member_map_ else str(rec.comm_type)
+        name = names.get(rec.comm_type)
+        if name is None:
+            name = names[rec.comm_type] = CommType(rec.comm_type).name.lower() if rec.comm_type in CommType._value2member_map_ else str(rec.comm_type)
+        group_size = getattr(rec, "group_size", None)
+        fkey = (rec.comm_type, rec.size, group_size, rec.end_ns - rec.start_ns, rec.end_ns <= rec.start_ns, dim_bytes)
+        fig = figures.get(fkey)
+        if fig is None:
+            fig = figures[fkey] = _bandwidth(rec, network)
         rows[key] = {
             "rank": rec.rank,
             "ranks": count,
@@ -58,8 +74,8 @@ def collective_rows(result: Any, network: NetworkSpec | None = None) -> list[dic
             "end_s": rec.end_ns * 1e-9,
             "dim_bytes": list(rec.dim_bytes),
             "algorithms": list(getattr(rec, "algorithms", []) or []),
-            "group_size": getattr(rec, "group_size", None),
-            **_bandwidth(rec, network),
+            "group_size": group_size,
+            **fig,
         }
     return sorted(rows.values(), key=lambda r: (r["start_s"], r["rank"]))
 
@@ -68,10 +84,13 @@ def collective_table(result: Any, network: NetworkSpec | None = None) -> dict[st
     """:func:`collective_rows` as columns: ``{"rows": N, "records": M, "columns": {field:
     [N values]}}``; ``records`` (the sum of ``ranks``) counts every rank's record."""
     rows = collective_rows(result, network)
+    # transposed row by row in C (itemgetter, zip): a step has hundreds of thousands of rows
+    values = [_COLUMN_VALUES(r) for r in rows]
+    columns = dict(zip(COLUMNS, map(list, zip(*values, strict=True)), strict=True)) if values else {name: [] for name in COLUMNS}
     return {
         "rows": len(rows),
         "records": sum(r["ranks"] for r in rows),
-        "columns": {name: [r[name] for r in rows] for name in COLUMNS},
+        "columns": columns,
     }
 
 

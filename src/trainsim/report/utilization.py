@@ -86,13 +86,21 @@ def transfers_of(result: Any, topology: MultiDimTopology) -> list[tuple[float, f
         for dim, nbytes in enumerate(rec.dim_bytes):
             if nbytes:
                 out.append((rec.start_ns, rec.end_ns, dim, nbytes * count))
+    sends: dict[int, tuple[Any, list[int], list[int], list[int]]] = {}  # id(graph) -> (graph, positions, dsts, sizes)
+    dims: dict[tuple[int, int], int] = {}  # (rank, dst) -> the dimension a message between them is accounted to (-1: none)
     for rank, timeline in enumerate(result.timelines):
         g = timeline.graph
-        for pos in np.flatnonzero(g.types == NodeType.COMM_SEND_NODE).tolist():
-            dst = int(g.comm_dst[pos])
-            dim = topology.send_dim(rank, dst) if 0 <= dst < topology.npus else -1
-            if dim >= 0 and timeline.end_ns[pos] >= 0:
-                out.append((timeline.start_ns[pos], timeline.end_ns[pos], dim, int(g.comm_size[pos])))
+        known = sends.get(id(g))
+        if known is None or known[0] is not g:  # ranks that repeat one graph share it
+            where = np.flatnonzero(g.types == NodeType.COMM_SEND_NODE)
+            known = sends[id(g)] = (g, where.tolist(), g.comm_dst[where].tolist(), g.comm_size[where].tolist())
+        start, end = timeline.start_ns, timeline.end_ns
+        for pos, dst, size in zip(known[1], known[2], known[3], strict=True):
+            found = dims.get((rank, dst))
+            if found is None:
+                found = dims[(rank, dst)] = topology.send_dim(rank, dst) if 0 <= dst < topology.npus else -1
+            if found >= 0 and end[pos] >= 0:
+                out.append((start[pos], end[pos], found, size))
     return out
 
 

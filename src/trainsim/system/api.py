@@ -15,7 +15,7 @@ from typing import Any, Literal
 from trainsim.config.knobs import check_system
 from trainsim.config.types import Platform
 from trainsim.endpoint import EndpointModel
-from trainsim.engine import EventQueue
+from trainsim.engine import EventQueue, collector_paused
 from trainsim.errors import ConfigError, TrainsimError
 from trainsim.network.protocol import NetworkBackend
 from trainsim.network.registry import DEFAULT_BACKEND, backend_entry, make_backend
@@ -55,6 +55,7 @@ def _check_compat(compat: str) -> bool:
     return compat == "astra"
 
 
+@collector_paused()  # engine.kernel.collector_paused: no garbage cycles to look for
 def simulate(
     platform: Platform,
     graphs: Sequence[WorkloadGraph],

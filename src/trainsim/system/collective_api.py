@@ -15,10 +15,12 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class CollectiveRequest:
     """One rank's COMM_COLL node. ``size`` is bytes as in Chakra's ``comm_size`` (for
-    all-gather the per-rank input, for the others the whole buffer)."""
+    all-gather the per-rank input, for the others the whole buffer). Not to be changed once
+    issued (not frozen: a frozen dataclass costs several times as much to make, and the
+    executor makes one per collective node)."""
 
     rank: int
     node_id: int

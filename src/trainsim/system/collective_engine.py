@@ -224,6 +224,7 @@ class Engine:
         self.injection = injection
         self.on_rank_done = on_rank_done
         self.ranks: dict[int, RankState] = {}
+        self.active_ranks = 0  # ranks with streams in flight (``RankState.active`` > 0)
         # (tag, src, dst, bytes) -> receivers waiting / messages arrived first; a custom
         # collective's tag is (chunk tag, the graph's tag)
         self._posted: dict[tuple[Any, int, int, int], deque[Any]] = {}
@@ -457,9 +458,11 @@ class Engine:
             spans[stream.chunk][1] = self.queue.now
         rs = self.rank_state(stream.rank)
         rs.active -= 1
-        if self.shared is not None:
-            if rs.active == 0:
+        if rs.active == 0:
+            self.active_ranks -= 1
+            if self.shared is not None:
                 self.shared.collective_active(stream.rank, self.queue.now, False)
+        if self.shared is not None:
             for q in rs.queues:  # chunks held back for room in the endpoint may begin now
                 if q.running < q.limit and len(q.streams) > q.running:
                     self._fill(q)
@@ -551,8 +554,10 @@ class Engine:
                     trees.append(True)
             stream = Stream(rank, tag_base + c, phases, priority, trees, work, layout, c)
             rs.active += 1
-            if rs.active == 1 and self.shared is not None:
-                self.shared.collective_active(rank, self.queue.now, True)
+            if rs.active == 1:
+                self.active_ranks += 1
+                if self.shared is not None:
+                    self.shared.collective_active(rank, self.queue.now, True)
             q = rs.queue(self._queue_id(stream))
             stream.queue = q
             q.insert(stream, self.scf)

@@ -171,6 +171,13 @@ class CollectiveRuntime:
         self._issue_count: dict[tuple[int, str], int] = {}
         self._instances: dict[tuple[str, int], CollectiveInstance] = {}
         self._in_flight: dict[tuple[int, int], RankWork] = {}  # (rank, id(work)) -> work
+        self._flying: dict[int, int] = {}  # rank -> its works in ``_in_flight`` (members_idle's test)
+        self._policy = sysspec.scheduling_policy
+        self._whats: dict[tuple[int, int], str] = {}  # (comm type, size) -> RankWork.what
+        # (id(layout), id(chunks)) -> (layout, chunks, their _algorithms)
+        self._algorithm_names: dict[tuple[int, int], tuple[Any, Any, list[str]]] = {}
+        # (rank, group name, group) of a request -> ``_issuer``'s checked group, its name, the rank's mirrors in it
+        self._issuers: dict[tuple[int, str, tuple[int, ...] | None], tuple[tuple[int, ...] | None, str, tuple[int, ...]]] = {}
         self._sym_busy: dict[int, float] = {}
         self._next_tag = 0
         self.symmetric_runs = 0
@@ -199,26 +206,11 @@ class CollectiveRuntime:
         ctype = int(request.comm_type)
         if ctype not in _NAMES:
             raise TraceError(f"unknown collective type {ctype}", rank=rank, node_id=request.node_id)
-        group = request.group
-        if group is not None:
-            seen = self._checked_groups.get(group, _UNCHECKED)
-            if seen is _UNCHECKED:
-                seen = self._check_group(group, request)
-            group = cast("tuple[int, ...] | None", seen)
-        if group is not None:
-            if rank not in group:
-                raise TraceError(
-                    f"issues a collective on group {request.group_name!r} {list(group)} it is not a member of",
-                    rank=rank,
-                    node_id=request.node_id,
-                )
-        elif not 0 <= rank < self.npus:
-            raise TraceError(
-                f"rank out of range: the network has {self.npus} NPUs",
-                rank=rank,
-                node_id=request.node_id,
-            )
-        gname = "" if group is None else (request.group_name or ",".join(map(str, group)))
+        ukey = (rank, request.group_name, request.group)
+        issuer = self._issuers.get(ukey)
+        if issuer is None:  # checked once per rank and group: the checks are of these alone
+            issuer = self._issuers[ukey] = self._issuer(request)
+        group, gname, mirrors = issuer
         ckey = (rank, gname)
         k = self._issue_count.get(ckey, 0)
         self._issue_count[ckey] = k + 1
@@ -245,16 +237,42 @@ class CollectiveRuntime:
         inst.issued += 1
         if now != inst.first_issue_ns:
             inst.same_tick = False
-        inst.pending.append((rank, request, on_done, arg, now))
-        if rank in self._mirrors:
-            for mirror in self._mirrors[rank]:
-                if group is None or mirror in group:
-                    inst.issued += 1
-                    # the representative's request: past this point a request's rank is the tuple's
-                    inst.pending.append((mirror, request, _mirror_done, None, now))
+        pending = inst.pending
+        pending.append((rank, request, on_done, arg, now))
+        if mirrors:
+            inst.issued += len(mirrors)
+            # the representative's request: past this point a request's rank is the tuple's
+            pending.extend([(mirror, request, _mirror_done, None, now) for mirror in mirrors])
         if not inst.flush_scheduled:
             inst.flush_scheduled = True
             self.queue.schedule(0.0, self.flush, inst)
+
+    def _issuer(self, request: CollectiveRequest) -> tuple[tuple[int, ...] | None, str, tuple[int, ...]]:
+        """For a request's rank and group, checked: the group to run on (None: every rank),
+        its name (the instances' key) and the rank's mirrors in it."""
+        rank = request.rank
+        group = request.group
+        if group is not None:
+            seen = self._checked_groups.get(group, _UNCHECKED)
+            if seen is _UNCHECKED:
+                seen = self._check_group(group, request)
+            group = cast("tuple[int, ...] | None", seen)
+        if group is not None:
+            if rank not in group:
+                raise TraceError(
+                    f"issues a collective on group {request.group_name!r} {list(group)} it is not a member of",
+                    rank=rank,
+                    node_id=request.node_id,
+                )
+        elif not 0 <= rank < self.npus:
+            raise TraceError(
+                f"rank out of range: the network has {self.npus} NPUs",
+                rank=rank,
+                node_id=request.node_id,
+            )
+        gname = "" if group is None else (request.group_name or ",".join(map(str, group)))
+        mirrors = tuple(m for m in self._mirrors.get(rank, ()) if group is None or m in group)
+        return group, gname, mirrors
 
     def _check_group(self, group: tuple[int, ...], request: CollectiveRequest) -> tuple[int, ...] | None:
         """The group a request names, checked once per group: None when it lists every rank
@@ -306,7 +324,7 @@ class CollectiveRuntime:
 
     def _plan(self, inst: CollectiveInstance, request: CollectiveRequest) -> None:
         inst.planned = True
-        if self._replayed(inst):
+        if inst.comm_type == _BROADCAST and self._replayed(inst):  # (the test first: no call per collective)
             return
         group = (
             None
@@ -326,8 +344,9 @@ class CollectiveRuntime:
 
     # -- starting ranks ----------------------------------------------------------------------
     def _priority(self, rank: int, request: CollectiveRequest) -> int:
-        policy = self.system.scheduling_policy
-        rs = self.engine.rank_state(rank)
+        policy = self._policy
+        engine = self.engine
+        rs = engine.ranks.get(rank) or engine.rank_state(rank)
         if policy == "EXPLICIT":
             return int(request.priority)
         rs.priority += 1 if policy == "LIFO" else -1
@@ -347,25 +366,28 @@ class CollectiveRuntime:
         algorithms and chunk spans of a ``finished`` symmetric run, one set of lists for every
         member (a 1,024-rank step keeps millions of records)."""
         if shared is None:
-            dim_bytes, algorithms, spans = [0] * len(self.topology.sizes), self._algorithms(inst), [[-1.0, -1.0] for _ in inst.chunks]
+            dim_bytes, algorithms, spans = [0] * len(self.topology.sizes), self._algorithms_of(inst), [[-1.0, -1.0] for _ in inst.chunks]
         else:
             dim_bytes, algorithms, spans = shared
-        record = CollectiveRecord(
+        record = CollectiveRecord(  # positional: the per-collective path
             rank,
             request.node_id,
             inst.comm_type,
             int(request.size),
             inst.key[0],
             self.queue.now,
-            end_ns=-1.0 if finished is None else finished.end_ns,
-            dim_bytes=dim_bytes,
-            chunks=len(inst.chunks),
-            algorithms=algorithms,
-            chunk_spans=spans,
-            group_size=len(inst.members),
+            -1.0 if finished is None else finished.end_ns,  # end_ns
+            dim_bytes,
+            len(inst.chunks),
+            algorithms,
+            spans,
+            len(inst.members),  # group_size
         )
         self.records.append(record)
-        what = f"its {_NAMES[inst.comm_type]} of {request.size} B (chunks still running)"
+        wkey = (inst.comm_type, request.size)
+        what = self._whats.get(wkey)
+        if what is None:
+            what = self._whats[wkey] = f"its {_NAMES[inst.comm_type]} of {request.size} B (chunks still running)"
         return RankWork(rank, len(inst.chunks), on_done, arg, record, what)
 
     def take_pending(self, inst: CollectiveInstance) -> list[Any]:
@@ -443,24 +465,24 @@ class CollectiveRuntime:
             work.record.start_ns = issued_ns
             work.record.end_ns = end
             work.record.chunks = 1
-            self._in_flight[(rank, id(work))] = work
+            self._fly(work)
             works.append(work)
         self._instances.pop(inst.key, None)
         self.queue.schedule_at(end, self._symmetric_done, works)
 
     def flush(self, inst: CollectiveInstance) -> None:
-        if self.tuned(inst):
+        if self._pricer is not None and self.tuned(inst):
             pending, inst.pending = inst.pending, []
             self.flush_tuned(inst, pending)
             return
         pending = self.take_pending(inst)
         if not pending:
             return
-        if self._replayed(inst):
+        if inst.comm_type == _BROADCAST and self._replayed(inst):
             for rank, request, on_done, arg, _t in pending:
                 work = self._new_work(rank, inst, request, on_done, arg)
                 work.chunks_left = 1
-                self._in_flight[(rank, id(work))] = work
+                self._fly(work)
                 self.queue.schedule(float(request.duration_ns), self._replay_done, work)
             return
         if self.symmetric_ok(inst, pending) and self.run_symmetric(inst, pending):
@@ -495,10 +517,10 @@ class CollectiveRuntime:
         pri = self._priority(rank, request)
         if not inst.chunks or all(not c for c in inst.chunks):
             work.chunks_left = 1
-            self._in_flight[(rank, id(work))] = work
+            self._fly(work)
             self.queue.schedule(0.0, self._replay_done, work)
             return
-        self._in_flight[(rank, id(work))] = work
+        self._fly(work)
         assert inst.layout is not None
         chunks = inst.chunks
         if inst.phase_type in ROOTED_TYPES:
@@ -508,6 +530,18 @@ class CollectiveRuntime:
                 for c in chunks
             ]
         self.engine.start_rank(work, inst.layout, chunks, inst.tag_base, pri)
+
+    def _algorithms_of(self, inst: CollectiveInstance) -> list[str]:
+        """:meth:`_algorithms`, a new list each time, computed once per planned chunk list
+        (plans are reused and never mutated; a replayed broadcast has no layout)."""
+        if inst.layout is None:
+            return self._algorithms(inst)
+        layout, chunks = inst.layout, inst.chunks
+        key = (id(layout), id(chunks))
+        known = self._algorithm_names.get(key)
+        if known is None or known[0] is not layout or known[1] is not chunks:
+            known = self._algorithm_names[key] = (layout, chunks, self._algorithms(inst))
+        return list(known[2])
 
     @staticmethod
     def _algorithms(inst: CollectiveInstance) -> list[str]:
@@ -529,8 +563,22 @@ class CollectiveRuntime:
         work.record.end_ns = self.queue.now
         self._rank_done(work)
 
+    def _fly(self, work: RankWork) -> None:
+        """``work`` is in flight (``_in_flight``, and its rank's count in ``_flying``)."""
+        rank = work.rank
+        self._in_flight[(rank, id(work))] = work
+        flying = self._flying
+        flying[rank] = flying.get(rank, 0) + 1
+
     def _rank_done(self, work: RankWork) -> None:
-        self._in_flight.pop((work.rank, id(work)), None)
+        rank = work.rank
+        if self._in_flight.pop((rank, id(work)), None) is not None:
+            flying = self._flying
+            left = flying[rank] - 1
+            if left:
+                flying[rank] = left
+            else:
+                del flying[rank]
         work.on_done(work.arg)
 
     # -- symmetry ----------------------------------------------------------------------------
@@ -542,7 +590,7 @@ class CollectiveRuntime:
         layout = inst.layout
         if layout is None or layout.fast or not inst.chunks or inst.phase_type in ROOTED_TYPES:
             return False
-        if self._in_flight or any(rs.active for rs in self.engine.ranks.values()):
+        if self._in_flight or self.engine.active_ranks:
             return False
         if any(t > self.queue.now for t in self._sym_busy.values()):
             return False
@@ -553,21 +601,32 @@ class CollectiveRuntime:
         queues, no busy injection port, no unfinished record, no symmetric collective running,
         nor one of ``busy`` (member -> end ns) (what a group-symmetric representative needs,
         ``symmetry/group.py``)."""
-        ranks = self.engine.ranks
+        engine = self.engine
+        if engine.active_ranks:
+            ranks = engine.ranks
+            for m in members:
+                rs = ranks.get(m)
+                if rs is not None and rs.active:
+                    return False
         sym_busy = self._sym_busy
-        for m in members:
-            rs = ranks.get(m)
-            if (rs is not None and rs.active) or sym_busy.get(m, -1.0) > now:
-                return False
-            if busy is not None and busy.get(m, -1.0) > now:
-                return False
-        inj = self.engine.injection
+        if sym_busy:
+            get = sym_busy.get
+            for m in members:
+                if get(m, -1.0) > now:
+                    return False
+        if busy:
+            get = busy.get
+            for m in members:
+                if get(m, -1.0) > now:
+                    return False
+        inj = engine.injection
         if inj is not None and not inj.all_idle(members, now):
             return False
-        if self._in_flight:
-            in_flight = {w.rank for w in self._in_flight.values()}
-            if any(m in in_flight for m in members):
-                return False
+        flying = self._flying
+        if flying:
+            for m in members:
+                if m in flying:
+                    return False
         return True
 
     @property
@@ -595,15 +654,15 @@ class CollectiveRuntime:
         end = outcome.end_ns
         works = []
         mirrors = self._mirror_ranks
-        shared = (list(outcome.dim_bytes), self._algorithms(inst), [list(span) for span in outcome.chunk_spans])
+        shared = (list(outcome.dim_bytes), self._algorithms_of(inst), [list(span) for span in outcome.chunk_spans])
+        new_work, fly, priority = self._new_work, self._fly, self._priority
         for rank, request, on_done, arg, _t in pending:
-            if rank in mirrors:  # it runs nothing and reports its representative's times
-                busy[rank] = end
-                continue
-            self._priority(rank, request)
-            work = self._new_work(rank, inst, request, on_done, arg, outcome, shared)
-            self._in_flight[(rank, id(work))] = work
             busy[rank] = end
+            if rank in mirrors:  # it runs nothing and reports its representative's times
+                continue
+            priority(rank, request)
+            work = new_work(rank, inst, request, on_done, arg, outcome, shared)
+            fly(work)
             works.append(work)
         self._instances.pop(inst.key, None)
         self.queue.schedule_at(end, self._symmetric_done, works)

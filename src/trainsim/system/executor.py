@@ -37,7 +37,7 @@ from trainsim.compute import ComputeModel
 from trainsim.config.types import RENDEZVOUS_BYTES, Platform
 from trainsim.endpoint import EndpointModel
 from trainsim.endpoint.protocol import SharedResources
-from trainsim.engine import EventQueue
+from trainsim.engine import EventQueue, collector_paused
 from trainsim.enums import CommType, NodeType
 from trainsim.errors import DeadlockError, TraceError
 from trainsim.memory import MemoryModel
@@ -100,6 +100,8 @@ class Executor:
         self._memory_access = memory.access
         self.matcher = SendRecvMatcher()
         self.ranks = self._build_ranks(graphs, use_ctrl_deps)
+        self._members: dict[tuple[int, str], object] = {}  # (rank, group name) -> its checked members
+        self._columns: dict[int, _CollectiveColumns] = {}  # id(graph) -> its columns (the graphs outlive the run)
         system = platform.system
         self._handlers: dict[int, Handler] = {
             NodeType.INVALID_NODE: self._run_instant,
@@ -128,6 +130,12 @@ class Executor:
         if self._log is not None:
             self._handlers = {t: partial(self._issue_logged, h) for t, h in self._handlers.items()}
             self._complete = self._complete_logged  # type: ignore[method-assign]
+        self._recv_done_cb = self._recv_done  # one bound method for every collective
+        self._replays: dict[float, float] = {}  # duration s -> compute.replay_ns of it
+        # per node type list: each node's handler (None: unsupported), per distinct graph
+        self._handler_lists: dict[int, tuple[list[int], list[Handler | None]]] = {}
+        for state in self.ranks:
+            state.handlers = self._handler_list(state.types)
 
     # -- set-up ---------------------------------------------------------------------------
 
@@ -136,8 +144,8 @@ class Executor:
         # Ranks whose graphs have the same nodes and dependencies share one resource list and
         # one dependency index: ranks built from one graph share its arrays (found by
         # identity), ranks read from files have equal ones (found by content).
-        by_array: dict[int, tuple[list[int], DependencyIndex]] = {}
-        by_content: dict[bytes, tuple[list[int], DependencyIndex]] = {}
+        by_array: dict[int, tuple[list[int], DependencyIndex, list[int]]] = {}
+        by_content: dict[bytes, tuple[list[int], DependencyIndex, list[int]]] = {}
         ranks = []
         for rank, graph in enumerate(graphs):
             found = by_array.get(id(graph.ids))
@@ -149,10 +157,11 @@ class Executor:
                     found = by_content[key] = (
                         resource_classes(graph).tolist(),
                         DependencyIndex(graph, use_ctrl_deps=use_ctrl_deps),
+                        graph.types.tolist(),
                     )
                 by_array[id(graph.ids)] = found
-            resource, deps = found
-            ranks.append(RankState(rank, graph, resource, deps))
+            resource, deps, types = found
+            ranks.append(RankState(rank, graph, resource, deps, types))
         return ranks
 
     # -- main loop -----------------------------------------------------------------------
@@ -165,11 +174,12 @@ class Executor:
         ranks, network = self.ranks, self.network
         # the event loop's livelock watchdog: work completes when a node finishes or a message leaves
         self.queue.progress_probe = lambda: (sum(s.done for s in ranks), network.messages_sent)
-        if progress is None:
-            self.queue.run()
-        else:
-            total = sum(len(s.graph) for s in self.ranks)
-            self.queue.run(tick=lambda: progress(self.queue.now, sum(s.done for s in self.ranks), total))
+        with collector_paused():  # engine.kernel.collector_paused: the loop makes no garbage cycles
+            if progress is None:
+                self.queue.run()
+            else:
+                total = sum(len(s.graph) for s in self.ranks)
+                self.queue.run(tick=lambda: progress(self.queue.now, sum(s.done for s in self.ranks), total))
         unfinished = [s for s in self.ranks if not s.finished]
         if unfinished:
             raise DeadlockError(
@@ -179,16 +189,33 @@ class Executor:
             )
         return self._result()
 
+    def _replay_ns(self, duration_s: float) -> float:
+        """``compute.replay_ns``, once per distinct duration (a pure function of it; most
+        collective nodes record 0)."""
+        known = self._replays.get(duration_s)
+        if known is None:
+            known = self._replays[duration_s] = self.compute.replay_ns(duration_s)
+        return known
+
+    def _handler_list(self, types: list[int]) -> list[Handler | None]:
+        """Each node's handler, for a graph with these node types (once per distinct list)."""
+        known = self._handler_lists.get(id(types))
+        if known is None or known[0] is not types:
+            get = self._handlers.get
+            known = self._handler_lists[id(types)] = (types, [get(t) for t in types])
+        return known[1]
+
     def _issue_ready(self, state: RankState) -> None:
-        handlers = self._handlers
-        types = state.graph.types
+        handlers: list[Handler | None] = state.handlers
         start_ns = state.start_ns
-        while (pos := state.next_issuable()) >= 0:
-            start_ns[pos] = self.queue.now
-            handler = handlers.get(int(types[pos]))
+        next_issuable = state.next_issuable
+        queue = self.queue
+        while (pos := next_issuable()) >= 0:
+            start_ns[pos] = queue.now
+            handler = handlers[pos]
             if handler is None:
                 raise TraceError(
-                    f"unsupported node type {int(types[pos])}",
+                    f"unsupported node type {state.types[pos]}",
                     file=state.graph.source or None,
                     rank=state.rank,
                     node_id=int(state.graph.ids[pos]),
@@ -197,10 +224,11 @@ class Executor:
 
     def _complete(self, token: tuple[RankState, int]) -> None:
         state, pos = token
-        state.end_ns[pos] = self.queue.now
+        now = self.queue.now
+        state.end_ns[pos] = now
         state.release(pos)
-        if state.finished:
-            state.finish_ns = self.queue.now
+        if state.done == state.n:
+            state.finish_ns = now
         self._issue_ready(state)
 
     # -- trace-enabled: ASTRA-sim's per-node debug lines (Workload::issue / Workload::call) --
@@ -309,7 +337,11 @@ class Executor:
             self.queue.schedule(0.0, self._recv_done, (state, pos))
 
     def _recv_done(self, token: tuple[RankState, int]) -> None:
-        self._comm_finished(token[0])
+        state = token[0]
+        # _comm_finished, inlined: the per-collective path
+        state.comm_active -= 1
+        if state.comm_active == 0:
+            state.comm_ns += self.queue.now - state.comm_since
         self._complete(token)
 
     # -- the rendezvous protocol (module docstring) ------------------------------------------
@@ -339,7 +371,12 @@ class Executor:
 
     def _run_collective(self, state: RankState, pos: int) -> None:
         graph = state.graph
-        node_id = int(graph.ids[pos])
+        cols: _CollectiveColumns | None = state.columns
+        if cols is None:
+            cols = state.columns = self._columns.get(id(graph))
+            if cols is None:
+                cols = state.columns = self._columns[id(graph)] = _CollectiveColumns(graph)
+        node_id = cols.ids[pos]
         if self.collectives is None:
             raise TraceError(
                 "collective nodes need a collective runtime, and none was configured",
@@ -347,23 +384,35 @@ class Executor:
                 rank=state.rank,
                 node_id=node_id,
             )
-        comm_type = int(graph.comm_type[pos])
-        self._require_attr(state, pos, comm_type in CommType._value2member_map_, "comm_type")
+        comm_type = cols.comm_type[pos]
+        if comm_type not in _COMM_TYPES:
+            self._require_attr(state, pos, False, "comm_type")
         group_name = graph.pg_name[pos]
+        rank = state.rank
+        members = self._members.get((rank, group_name), _UNKNOWN)
+        if members is _UNKNOWN:
+            members = self._members[(rank, group_name)] = self._group_members(state, pos, group_name)
+        duration_s = cols.duration_s[pos]
+        duration_ns = self._replays.get(duration_s)
+        if duration_ns is None:
+            duration_ns = self._replay_ns(duration_s)
         request = CollectiveRequest(
-            rank=state.rank,
-            node_id=node_id,
-            comm_type=comm_type,
-            size=int(graph.comm_size[pos]),
-            group=self._group_members(state, pos, group_name),
-            group_name=group_name,
-            involved_dims=graph.involved_dim.get(pos),
-            priority=int(graph.comm_priority[pos]),
-            duration_ns=self.compute.replay_ns(float(graph.duration_s[pos])),
-            name=graph.names[pos],
+            rank,
+            node_id,
+            comm_type,
+            cols.comm_size[pos],
+            members,  # type: ignore[arg-type]  # a checked group (tuple) or None
+            group_name,
+            graph.involved_dim.get(pos),
+            cols.comm_priority[pos],
+            duration_ns,
+            graph.names[pos],
         )
-        self._comm_started(state)
-        self.collectives.issue(request, self._recv_done, (state, pos))
+        # _comm_started, inlined
+        if state.comm_active == 0:
+            state.comm_since = self.queue.now
+        state.comm_active += 1
+        self.collectives.issue(request, self._recv_done_cb, (state, pos))
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -478,6 +527,24 @@ class Executor:
             result.resources = self.shared.results()
         return result
 
+
+
+_COMM_TYPES = frozenset(int(c) for c in CommType)
+_UNKNOWN = object()
+
+
+class _CollectiveColumns:
+    """The columns of one graph a collective node reads, as Python lists (a numpy scalar per
+    read costs more than the list; made once per graph, on its first collective)."""
+
+    __slots__ = ("ids", "comm_type", "comm_size", "comm_priority", "duration_s")
+
+    def __init__(self, graph: WorkloadGraph) -> None:
+        self.ids: list[int] = graph.ids.tolist()
+        self.comm_type: list[int] = graph.comm_type.tolist()
+        self.comm_size: list[int] = graph.comm_size.tolist()
+        self.comm_priority: list[int] = graph.comm_priority.tolist()
+        self.duration_s: list[float] = graph.duration_s.tolist()
 
 
 def _reject_cycles(graph: WorkloadGraph, use_ctrl_deps: bool) -> None:

@@ -10,6 +10,7 @@ Resources: one CPU slot (``is_cpu_op``), one GPU compute slot, one GPU communica
 from __future__ import annotations
 
 import heapq
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -45,34 +46,65 @@ def resource_classes(graph: WorkloadGraph) -> np.ndarray:
 
 
 class DependencyIndex:
-    """Children lists and dependency counts of one graph, shared by ranks with the same graph."""
+    """Children lists and dependency counts of one graph, shared by ranks with the same graph.
 
-    __slots__ = ("dep_count", "children")
+    ``children[p]``: the positions that depend on ``p``, ascending, each once; ``dep_count[c]``:
+    how many distinct positions ``c`` depends on; ``roots``: the positions with none, ascending.
+    Built with numpy from the graph's CSR dependencies (:func:`dependency_lists` is the
+    per-node definition it equals, tests/system/test_rank.py)."""
+
+    __slots__ = ("dep_count", "children", "roots")
 
     def __init__(self, graph: WorkloadGraph, *, use_ctrl_deps: bool = True) -> None:
-        position = graph.position_of()
         n = len(graph)
-        dep_count = [0] * n
-        children: list[list[int]] = [[] for _ in range(n)]
-        ids = graph.ids.tolist()
-        for pos in range(n):
-            seen: set[int] = set()
-            for dep in graph.deps_of(pos, ctrl=use_ctrl_deps):
-                parent = position.get(dep)
-                if parent is None:
-                    raise TraceError(
-                        f"depends on node {dep}, which is not in the graph",
-                        file=graph.source or None,
-                        rank=graph.rank,
-                        node_id=ids[pos],
-                    )
-                if parent in seen:
-                    continue
-                seen.add(parent)
-                dep_count[pos] += 1
-                children[parent].append(pos)
-        self.dep_count = dep_count
-        self.children = children
+        ptr, parents = graph.dep_indices(ctrl=use_ctrl_deps)
+        child = np.repeat(np.arange(n, dtype=np.int64), np.diff(ptr))
+        if parents.size and int(parents.min()) < 0:
+            _missing_dep(graph, int(child[int(np.flatnonzero(parents < 0)[0])]), use_ctrl_deps)
+        # each (parent, child) pair once, ordered by parent then child
+        pairs = np.unique(parents.astype(np.int64) * max(n, 1) + child)
+        parent_u, child_u = np.divmod(pairs, max(n, 1))
+        counts = np.bincount(child_u, minlength=n)
+        bounds = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(parent_u, minlength=n), out=bounds[1:])
+        flat = child_u.tolist()
+        edges = bounds.tolist()
+        self.dep_count: list[int] = counts.tolist()
+        self.children: list[list[int]] = [flat[edges[p] : edges[p + 1]] for p in range(n)]
+        self.roots: list[int] = np.flatnonzero(counts == 0).tolist()
+
+
+def dependency_lists(graph: WorkloadGraph, *, use_ctrl_deps: bool = True) -> tuple[list[int], list[list[int]]]:
+    """(dep_count, children) of :class:`DependencyIndex`, node by node: the definition its numpy
+    build is tested against."""
+    position = graph.position_of()
+    n = len(graph)
+    dep_count = [0] * n
+    children: list[list[int]] = [[] for _ in range(n)]
+    for pos in range(n):
+        seen: set[int] = set()
+        for dep in graph.deps_of(pos, ctrl=use_ctrl_deps):
+            parent = position.get(dep)
+            if parent is None:
+                _missing_dep(graph, pos, use_ctrl_deps)
+            if parent in seen:
+                continue
+            seen.add(parent)
+            dep_count[pos] += 1
+            children[parent].append(pos)
+    return dep_count, children
+
+
+def _missing_dep(graph: WorkloadGraph, pos: int, use_ctrl_deps: bool) -> NoReturn:
+    """Raise for the first dependency of position ``pos`` that is not in the graph."""
+    position = graph.position_of()
+    dep = next(d for d in graph.deps_of(pos, ctrl=use_ctrl_deps) if d not in position)
+    raise TraceError(
+        f"depends on node {dep}, which is not in the graph",
+        file=graph.source or None,
+        rank=graph.rank,
+        node_id=int(graph.ids[pos]),
+    )
 
 
 class RankState:
@@ -98,9 +130,20 @@ class RankState:
         "comm_since",
         "start_ns",
         "end_ns",
+        "n",
+        "types",
+        "columns",
+        "handlers",
     )
 
-    def __init__(self, rank: int, graph: WorkloadGraph, resource: list[int], deps: DependencyIndex) -> None:
+    def __init__(
+        self,
+        rank: int,
+        graph: WorkloadGraph,
+        resource: list[int],
+        deps: DependencyIndex,
+        types: list[int] | None = None,
+    ) -> None:
         self.rank = rank
         self.graph = graph
         self.resource = resource
@@ -122,22 +165,34 @@ class RankState:
         # issue and completion time of every node (ns; -1 until it happens)
         self.start_ns = [-1.0] * len(graph)
         self.end_ns = [-1.0] * len(graph)
-        for pos, count in enumerate(self.pending):
-            if count == 0:
-                self.ready[resource[pos]].append(pos)  # ascending: already a heap
+        self.n = len(graph)
+        # node types as plain ints (the executor's handler lookup), shared by ranks of one graph
+        self.types: list[int] = graph.types.tolist() if types is None else types
+        self.columns: Any = None  # the executor's per-graph columns, made on first use
+        self.handlers: Any = None  # the executor's handler of each node
+        for pos in deps.roots:
+            self.ready[resource[pos]].append(pos)  # ascending: already a heap
 
     def next_issuable(self) -> int:
         """Pop the lowest-id ready node whose resource is free; -1 when there is none."""
-        best = -1
-        best_class = -1
-        for cls in (FREE, GPU_COMPUTE, CPU, GPU_COMM):
-            heap = self.ready[cls]
-            if heap and (cls == FREE or not self.busy[cls]) and (best < 0 or heap[0] < best):
-                best, best_class = heap[0], cls
+        ready = self.ready
+        busy = self.busy
+        # FREE, GPU_COMPUTE, CPU, GPU_COMM in turn (unrolled: the per-node path)
+        heap = ready[FREE]
+        best, best_class = (heap[0], FREE) if heap else (-1, -1)
+        heap = ready[GPU_COMPUTE]
+        if heap and not busy[GPU_COMPUTE] and (best < 0 or heap[0] < best):
+            best, best_class = heap[0], GPU_COMPUTE
+        heap = ready[CPU]
+        if heap and not busy[CPU] and (best < 0 or heap[0] < best):
+            best, best_class = heap[0], CPU
+        heap = ready[GPU_COMM]
+        if heap and not busy[GPU_COMM] and (best < 0 or heap[0] < best):
+            best, best_class = heap[0], GPU_COMM
         if best >= 0:
-            heapq.heappop(self.ready[best_class])
+            heapq.heappop(ready[best_class])
             if best_class != FREE:
-                self.busy[best_class] = True
+                busy[best_class] = True
             self.issued[best] = 1
         return best
 
@@ -158,4 +213,4 @@ class RankState:
 
     @property
     def finished(self) -> bool:
-        return self.done == len(self.graph)
+        return self.done == self.n

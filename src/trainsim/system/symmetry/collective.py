@@ -115,11 +115,12 @@ def symmetric_backend(network: NetworkBackend, topology: MultiDimTopology) -> bo
     return network.capabilities.symmetry in (PAIRWISE, ONE_LINK) and network.topology is not None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SymmetricOutcome:
     """When the representative finished (ns), the bytes it sent per network dimension, each
     chunk's [start, end] ns (-1 for a chunk that ran no phase), and the events its private
-    simulation processed."""
+    simulation processed. Not changed once made (not frozen: one is made per collective, and
+    a frozen dataclass costs several times as much to make)."""
 
     end_ns: float
     dim_bytes: tuple[int, ...]
@@ -421,7 +422,8 @@ class SymmetricRunner:
         if not lo <= start_ns < hi:
             lo, hi = self._binade = shift.binade(start_ns) if start_ns >= sys.float_info.min else (-1.0, 0.0)
         hit = memo.get((key, lo))
-        if hit is not None and hit.fits(start_ns):
+        # hit.fits(start_ns), inlined: the per-collective path
+        if hit is not None and hit.lo <= start_ns + hit.min_off and start_ns + hit.max_off < hit.hi and hit.lo <= start_ns:
             self.shift_replays += 1
             end_off, spans_off, dim_bytes, ties = hit.outputs
             if ties:

@@ -64,7 +64,8 @@ class GroupSymmetry:
         self._signatures: dict[tuple[tuple[int, ...], bool], Signature | None] = {}
         # (phase type, offset table) -> the layout of the first group with that table
         self._canonical: dict[tuple[int, Signature], LogicalLayout] = {}
-        self._kinds: dict[int, tuple[Any, set[str]]] = {}  # id(chunks) -> (chunks, algorithm kinds)
+        # id(chunks) -> (chunks, whether an algorithm kind is asymmetric, whether one is halving-doubling)
+        self._kinds: dict[int, tuple[Any, bool, bool]] = {}
         # (id(layout), phase type, halving-doubling) -> (layout, its canonical layout; None when
         # the group is not symmetric)
         self._canon_of: dict[tuple[int, int, bool], tuple[LogicalLayout, LogicalLayout | None]] = {}
@@ -120,14 +121,14 @@ class GroupSymmetry:
         chunks = inst.chunks
         known = self._kinds.get(id(chunks))
         if known is None or known[0] is not chunks:  # planned chunk lists are reused
-            known = self._kinds[id(chunks)] = (chunks, {spec.algo.kind for chunk in chunks for spec in chunk})
-        kinds = known[1]
-        if kinds & ASYMMETRIC_KINDS:
+            kinds = {spec.algo.kind for chunk in chunks for spec in chunk}
+            known = self._kinds[id(chunks)] = (chunks, bool(kinds & ASYMMETRIC_KINDS), HALVING_DOUBLING in kinds)
+        if known[1]:
             return False
         now = rt.queue.now
         if not rt.members_idle(members, now, self.busy):
             return False
-        halving = HALVING_DOUBLING in kinds
+        halving = known[2]
         ckey = (id(layout), inst.phase_type, halving)
         seen = self._canon_of.get(ckey)
         if seen is None or seen[0] is not layout:  # a layout is its group's, for the run
@@ -137,7 +138,7 @@ class GroupSymmetry:
         canon = seen[1]
         if canon is None:
             return False
-        runner = rt.symmetric_runner()
+        runner = rt._symmetric or rt.symmetric_runner()
         rep = canon.dims[0].members[0]
         outcome = runner.run(canon, inst.chunks, inst.tag_base, now, rank=rep)
         if outcome is None:

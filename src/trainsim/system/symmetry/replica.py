@@ -50,6 +50,7 @@ from typing import Any
 import numpy as np
 
 from trainsim.config.types import Platform
+from trainsim.engine import collector_paused
 from trainsim.enums import NodeType
 from trainsim.errors import ConfigError
 from trainsim.network.protocol import PAIRWISE
@@ -262,6 +263,7 @@ def _stand_in_template(graph: WorkloadGraph, pos: np.ndarray) -> WorkloadGraph:
     return replace(graph, types=types, ctrl_dep_ptr=ctrl_ptr, ctrl_dep_ids=ctrl_ids, use_ctrl_deps=True)
 
 
+@collector_paused()  # engine.kernel.collector_paused: no garbage cycles to look for
 def simulate_replica(
     platform: Platform,
     workload: GeneratedWorkload,
@@ -494,6 +496,7 @@ class GeneratedRun:
         }
 
 
+@collector_paused()  # engine.kernel.collector_paused: no garbage cycles to look for
 def simulate_generated(
     platform: Platform,
     workload: GeneratedWorkload,

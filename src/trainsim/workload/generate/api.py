@@ -20,6 +20,7 @@ import numpy as np
 
 from trainsim import budget
 from trainsim.config.types import Platform
+from trainsim.engine import collector_paused
 from trainsim.errors import ConfigError, InfeasibleError
 from trainsim.units import GB
 from trainsim.workload.generate.emitter import ROLE_CODES
@@ -130,6 +131,7 @@ def _check_budget(model: TransformerSpec | LayeredModel, par: Parallelism) -> No
     budget.check("rank_nodes", par.world * nodes, f"{par.world:,} rank graphs of at least {nodes:,} nodes", way_under="use fewer ranks or micro-batches")
 
 
+@collector_paused()  # engine.kernel.collector_paused: no garbage cycles to look for
 def generate(
     model: TransformerSpec | LayeredModel,
     parallelism: Parallelism,
