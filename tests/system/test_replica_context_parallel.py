@@ -5,6 +5,7 @@ per-rank results."""
 import pytest
 
 from trainsim.compute import OperatorTimer
+from trainsim.errors import ConfigError
 from trainsim.system.api import simulate
 from trainsim.system.symmetry.replica import simulate_generated, simulate_replica
 from trainsim.workload.generate import Parallelism, generate
@@ -16,7 +17,8 @@ from .test_replica import _platform, _shrunk_1_7b
     ("tp", "cp", "pp", "dp", "sizes", "extra"),
     [
         # the dp x cp reduction groups inside one network dimension (a group whose ring crosses
-        # dimensions unevenly ends at different times on its members: no slice, test_replica.py)
+        # dimensions unevenly ends at different times on its members: no slice, test_replica.py),
+        # the stages in the other (on (2, 8) they share one: test_cp_slice_refuses_a_busy_injection_port)
         (2, 2, 2, 2, (8, 2), {}),
         (1, 2, 2, 4, (8, 2), {"zero": 1}),
         (2, 2, 1, 2, (8,), {"sp": True}),
@@ -40,3 +42,21 @@ def test_slice_equals_full_with_cp(tp, cp, pp, dp, sizes, extra):
     assert run.mode == "replica slice"
     for got, want in zip(run.result.ranks, full.ranks, strict=True):
         assert got.finish_s == pytest.approx(want.finish_s, rel=1e-9, abs=1e-12)
+
+
+def test_cp_slice_refuses_a_busy_injection_port():
+    """TP 2, CP 2, PP 2, DP 2 on (2, 8): the dp x cp reductions and the stages' tied-embedding
+    all-reduce share dimension 1. Rank 8 leaves the embedding all-reduce before its stage-0 peer
+    does, its last message still holding the port when the reduction starts (run alone, the
+    reduction had it free): the slice ended stage 1 at 32.8643 ms against 32.9748 ms for every
+    rank. It refuses, and the step is the every-rank run's, exactly."""
+    sizes = (2, 8)
+    par = Parallelism(tp=2, cp=2, pp=2, dp=2, micro_batch=1, global_batch=8, recompute="full")
+    w = generate(_shrunk_1_7b(), par, OperatorTimer("A100"), network_sizes=sizes)
+    platform = w.platform(_platform(sizes))
+    every = simulate(platform, w.graphs, symmetry=False)
+    with pytest.raises(ConfigError, match="injection ports may still be busy"):
+        simulate_replica(platform, w)
+    run = simulate_generated(_platform(sizes), w)
+    assert run.mode == "every rank" and "injection ports" in run.why_every_rank
+    assert [r.finish_s for r in run.result.ranks] == [r.finish_s for r in every.ranks]
