@@ -304,8 +304,7 @@ def find_mirrors(
         for g in p.groups:
             if any(mirror_of.get(m, rep) != rep for m in finder.groups.get(g, ())):
                 return {}
-    ran = [g for rank, g in enumerate(graphs) if rank not in mirror_of]
-    if why_not_mirrored_ports(platform, ran, {m: graphs[m] for m in mirror_of}, compat_astra=compat_astra):
+    if why_not_mirrored_ports(platform, graphs, mirror_of, compat_astra=compat_astra):
         return {}
     return mirrors
 

@@ -54,41 +54,48 @@ def _group_names(graph: WorkloadGraph) -> set[str]:
 
 
 def why_not_mirrored_ports(
-    platform: Platform, ran: Sequence[WorkloadGraph], mirrored: dict[int, WorkloadGraph], *, compat_astra: bool
+    platform: Platform, graphs: Sequence[WorkloadGraph], mirror_of: dict[int, int], *, compat_astra: bool
 ) -> str | None:
-    """Why mirrors (ranks that do not run; ``mirrored[m]``: the graph mirror ``m`` stands for)
-    may not behave as their representatives once they take part in a collective that runs
-    (None: they do, as far as injection ports go).
+    """Why mirrors (``mirror_of``: mirror -> representative; ``graphs[r]``: the graph rank ``r``
+    runs, or stands for when it is a mirror) may not behave as their representatives once they
+    take part in a collective that runs (None: they do, as far as injection ports go).
 
     In the default mode a rank's collective messages queue on its injection port of the
     dimension they are accounted to (``network/injection.py``), and a port can still be busy
-    after the collective has ended on the rank (a peer that joined later still waits for its
-    last messages). A collective of mirrors only (its members' representatives run its image)
-    is never simulated, so the mirrors' ports stay idle where in the full run they would be
-    busy, as their representatives' are: a later collective that runs with a mirror as a
-    member (a representative's group holding its own mirrors) would then send on the mirror's
-    idle port at once. Refused when a mirror has both kinds of collectives on a common network
-    dimension (where a group's members differ in coordinate; the ports its messages take are
-    among them). ASTRA-sim's mode has no ports."""
-    if compat_astra or not mirrored:
+    after a collective has ended on the rank when it ends on a peer later (a group spanning
+    pipeline stages, such as the tied-embedding all-reduce of the first and last stage, whose
+    members enter it at different times). A collective of mirrors only is never simulated
+    (their representatives run its image), so the mirrors' ports stay idle where in the full
+    run they would be busy: a later collective that runs with a mirror as a member would send
+    on the mirror's idle port at once. Refused when a mirror has both a collective that runs
+    and one that does not, whose members stand for different representatives (members of one
+    class end together, their ports free by then: every message a rank sends is awaited by a
+    peer and arrives no earlier than its port frees), on a common network dimension (where a
+    group's members differ in coordinate; its messages' ports are among them). ASTRA-sim's
+    mode has no ports."""
+    if compat_astra or not mirror_of:
         return None
     from trainsim.topology import MultiDimTopology
 
     topo = MultiDimTopology.of_network(platform.network, compat_astra=False)
+    every = tuple(range(len(graphs)))
     simulated: set[str] = set()
-    for g in ran:
-        simulated |= _group_names(g)
+    for rank, g in enumerate(graphs):
+        if rank not in mirror_of:
+            simulated |= _group_names(g)
 
-    def dims(name: str) -> set[int]:
-        members = platform.comm_groups.get(name)
-        if members is None:  # every rank: every dimension
-            return set(range(len(topo.sizes)))
+    def dims(members: Sequence[int]) -> set[int]:
         return {d for d in range(len(topo.sizes)) if len({topo.coord(m, d) for m in members}) > 1}
 
-    for mirror, graph in mirrored.items():
-        names = _group_names(graph)
-        run = set().union(*(dims(n) for n in names if n in simulated))
-        idle = set().union(*(dims(n) for n in names if n not in simulated))
+    for mirror in mirror_of:
+        run: set[int] = set()
+        idle: set[int] = set()
+        for name in _group_names(graphs[mirror]):
+            members = platform.comm_groups.get(name, every)
+            if name in simulated:
+                run |= dims(members)
+            elif len({mirror_of.get(m, m) for m in members}) > 1:
+                idle |= dims(members)
         if run & idle:
             return (
                 f"mirror rank {mirror} takes part in collectives that run and in collectives that do not (run by its "

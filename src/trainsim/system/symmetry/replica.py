@@ -449,8 +449,7 @@ def tensor_mirrors(
     for rep in mirrors:
         if not _issues_alone_or_with_its_mirrors(graphs[rep], mirror_of, groups):
             return {}
-    ran = [g for rank, g in enumerate(graphs) if rank not in mirror_of]
-    if why_not_mirrored_ports(platform, ran, {m: graphs[m] for m in mirror_of}, compat_astra=platform.compat == "astra"):
+    if why_not_mirrored_ports(platform, graphs, mirror_of, compat_astra=platform.compat == "astra"):
         return {}
     return mirrors
 
