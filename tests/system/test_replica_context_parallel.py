@@ -60,3 +60,31 @@ def test_cp_slice_refuses_a_busy_injection_port():
     run = simulate_generated(_platform(sizes), w)
     assert run.mode == "every rank" and "injection ports" in run.why_every_rank
     assert [r.finish_s for r in run.result.ranks] == [r.finish_s for r in every.ranks]
+
+
+def test_cp_members_reaching_the_reduction_apart_are_refused():
+    """The dp x cp group holds two ranks of replica 0 (CP 0 and CP 1 of a stage): the full run
+    starts the reduction when the later one reaches it, a stand-in at its own rank's time, so a
+    slice whose CP ranks reach their stand-ins at different times is refused (here the slice's
+    own timeline with one CP rank's stand-in moved 1 ns; the unmoved one passes)."""
+    import copy
+
+    from trainsim.system.symmetry.replica import _check_clear_start
+
+    sizes = (8, 2)
+    par = Parallelism(tp=2, cp=2, pp=2, dp=2, micro_batch=1, global_batch=8, recompute="full")
+    w = generate(_shrunk_1_7b(), par, OperatorTimer("A100"), network_sizes=sizes)
+    sliced = simulate_replica(w.platform(_platform(sizes)), w, mirror=False)
+    ran = sorted(sliced.sync_s)
+    _check_clear_start(w, sliced.positions, sliced.run, ran, sliced.sync_records)
+    pos = int(sliced.positions[1][0])  # stage 1's reduction
+    group = w.graphs[8].pg_name[pos]
+    late = next(r for r in ran if r != 8 and w.stage_of_rank[r] == 1 and w.graphs[r].pg_name[pos] == group)
+    run = copy.copy(sliced.run)
+    run.timelines = list(run.timelines)
+    timeline = run.timelines[late]
+    start = list(timeline.start_ns)
+    start[pos] += 1.0
+    run.timelines[late] = type(timeline)(timeline.graph, start, timeline.end_ns)
+    with pytest.raises(ConfigError, match="starts at different times on ranks 8 and"):
+        _check_clear_start(w, sliced.positions, run, ran, sliced.sync_records)
