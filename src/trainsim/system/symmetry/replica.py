@@ -31,7 +31,11 @@ dimensions unevenly under the default mode's path rule: ``topology/multidim.py``
 tier (its accesses queue across replicas); no expert parallelism (its
 all-to-alls cross replicas during the step); ZeRO stage below 3 and no
 ``overlap_grad_reduce`` (their reductions overlap compute and each other); in every graph
-only compute and cross-replica collectives follow the first cross-replica collective.
+only compute and cross-replica collectives follow the first cross-replica collective. Checked
+after the replica run (:func:`_check_clear_start`): each stand-in starts at one time on the
+replica's members of its group, and not while an earlier collective of its rank that sent on
+the dimensions it sends on still runs on a peer (that collective's last messages may still
+hold the rank's injection port, which the run alone had free).
 
 Reported per rank: ``ReplicaResult.run`` counts the stand-in nodes as compute;
 :meth:`ReplicaResult.rank_results` moves them back to communication (they hold the rank's
