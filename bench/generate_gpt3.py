@@ -56,9 +56,13 @@ def main() -> None:
         result = simulate(platform, workload.graphs)
         step, events, mode, ranks = result.makespan_s, result.events, "full", par.world
     else:
+        from trainsim.errors import ConfigError
         from trainsim.system.symmetry.replica import simulate_replica
 
-        sliced = simulate_replica(platform, workload)
+        try:
+            sliced = simulate_replica(platform, workload)
+        except ConfigError as exc:  # the slice would not equal the full run (its reason)
+            raise SystemExit(f"replica slice refused: {exc}; rerun with --full") from None
         step, events, mode, ranks = sliced.makespan_s, sliced.events, "replica slice", sliced.ranks_simulated
     sim_s = time.perf_counter() - t1
     tflops = megatron_flops(spec, par.global_batch) / par.world / step / 1e12

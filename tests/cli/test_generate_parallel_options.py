@@ -12,7 +12,7 @@ from trainsim.workload.models import get_model
 def test_cp_and_uneven_stages_from_the_command_line(tmp_path):
     out = tmp_path / "s.json"
     code = main(["generate", "megatron-1.7b", "--cp", "2", "--pp", "5", "--first-stage-layers", "4", "--last-stage-layers", "5",
-                 "--micro-batch", "1", "--global-batch", "5", "--seq", "512", "--platform", _platform(tmp_path, 10),
+                 "--micro-batch", "1", "--global-batch", "5", "--seq", "512", "--platform", _platform(tmp_path, 2, 5),
                  "--no-memory-check", "--json", str(out), "-q"])  # fmt: skip
     assert code == 0
     summary = json.loads(out.read_text())
@@ -31,7 +31,11 @@ def test_bad_stage_layers_option(tmp_path, capsys):
     assert "--layers-per-stage" in capsys.readouterr().err
 
 
-def _platform(tmp_path, npus):
+def _platform(tmp_path, *sizes):
+    """Switch dimensions of ``sizes`` (a CP pair in the first of (2, 5), the stages in the second:
+    on one dimension the stages' tied-embedding all-reduce may still hold the injection port when
+    the gradient reduction starts, and the replica slice refuses; tests/system/test_replica.py)."""
     path = tmp_path / "p.yaml"
-    path.write_text(f"network:\n  dims:\n    - {{topology: Switch, size: {npus}, bandwidth_gbps: 300, latency_ns: 700}}\n")
+    dims = "".join(f"    - {{topology: Switch, size: {n}, bandwidth_gbps: 300, latency_ns: 700}}\n" for n in sizes)
+    path.write_text(f"network:\n  dims:\n{dims}")
     return str(path)

@@ -31,8 +31,10 @@ CASES = [
     (2, 2, 4, (8, 2), {}),
     # data-parallel groups inside one network dimension: under the default mode's path rule
     # (topology/multidim.py) a group whose ring crosses dimensions unevenly ends at different
-    # times on its members and is refused (test_uneven_cross_replica_group_is_refused)
-    (2, 2, 4, (2, 8), {"zero": 1}),
+    # times on its members and is refused (test_uneven_cross_replica_group_is_refused); with
+    # the stages in that dimension too, (2, 8), the slice refuses for a busy injection port
+    # (test_busy_injection_port_is_refused)
+    (2, 2, 4, (8, 2), {"zero": 1}),
     (2, 2, 4, (8, 2), {"schedule": "interleaved", "virtual_stages": 2}),
     (1, 2, 4, (4, 2), {"zero": 2}),
 ]
@@ -94,9 +96,9 @@ def test_world_result_is_the_full_runs(tp, pp, dp, sizes, extra):
 
 def test_progress_of_a_slice_counts_its_simulations_as_one():
     par = Parallelism(tp=2, pp=2, dp=4, micro_batch=1, global_batch=16, recompute="full", zero=1)
-    w = generate(_shrunk_1_7b(), par, OperatorTimer("A100"), network_sizes=(2, 8))
+    w = generate(_shrunk_1_7b(), par, OperatorTimer("A100"), network_sizes=(8, 2))
     calls = []
-    run = simulate_generated(_platform((2, 8)), w, progress=lambda now, done, total: calls.append((now, done, total)))
+    run = simulate_generated(_platform((8, 2)), w, progress=lambda now, done, total: calls.append((now, done, total)))
     assert run.mode == "replica slice"
     # two cross-replica rounds (ZeRO-1: reduce-scatter, all-gather) on all 16 ranks, then the
     # replica's two ranks that run (the others mirror them)
@@ -174,6 +176,27 @@ def test_uneven_cross_replica_group_is_refused():
     astra = dataclasses.replace(platform, compat="astra")
     sliced = simulate_replica(astra, w)
     assert sliced.makespan_s == pytest.approx(simulate(astra, w.graphs).makespan_s, rel=1e-12)
+
+
+@pytest.mark.parametrize("extra", [{"zero": 1}, {}])
+def test_busy_injection_port_is_refused(extra):
+    """TP 2, PP 2 on (2, 8): the stages and the data-parallel groups both lie in dimension 1.
+    Stage 1's rank 8 enters the tied-embedding all-reduce with stage 0's rank 0 early and
+    leaves it before rank 0 does, its last message still holding its dimension-1 injection
+    port when its data-parallel reduction starts; run alone, that reduction had the port free.
+    The slice and folding (rank 12 folded onto rank 8 keeps an idle port) both ended rank 8
+    about 110 us early; both refuse, and the step equals the run of every rank exactly."""
+    sizes = (2, 8)
+    par = Parallelism(tp=2, pp=2, dp=4, micro_batch=1, global_batch=16, recompute="full", **extra)
+    w = generate(_shrunk_1_7b(), par, OperatorTimer("A100"), network_sizes=sizes)
+    platform = w.platform(_platform(sizes))
+    every = simulate(platform, w.graphs, symmetry=False)
+    with pytest.raises(ConfigError, match="injection ports may still be busy"):
+        simulate_replica(platform, w)
+    run = simulate_generated(_platform(sizes), w)
+    assert run.mode == "every rank" and "injection ports" in run.why_every_rank
+    assert [r.finish_s for r in run.result.ranks] == [r.finish_s for r in every.ranks]
+    assert [r.finish_s for r in simulate(platform, w.graphs).ranks] == [r.finish_s for r in every.ranks]
 
 
 def test_generated_groups_enter_the_platform_as_tuples():

@@ -50,6 +50,7 @@ from trainsim.collectives import ASYMMETRIC_KINDS, ROOTED_TYPES
 from trainsim.config.types import Platform
 from trainsim.enums import NodeType
 from trainsim.system.result import NodeTimeline, RunResult
+from trainsim.system.symmetry.partial import why_not_mirrored_ports
 from trainsim.workload.graph import WorkloadGraph
 
 _SEND, _RECV, _COLL = int(NodeType.COMM_SEND_NODE), int(NodeType.COMM_RECV_NODE), int(NodeType.COMM_COLL_NODE)
@@ -303,6 +304,8 @@ def find_mirrors(
         for g in p.groups:
             if any(mirror_of.get(m, rep) != rep for m in finder.groups.get(g, ())):
                 return {}
+    if why_not_mirrored_ports(platform, graphs, mirror_of, compat_astra=compat_astra):
+        return {}
     return mirrors
 
 

@@ -31,7 +31,11 @@ dimensions unevenly under the default mode's path rule: ``topology/multidim.py``
 tier (its accesses queue across replicas); no expert parallelism (its
 all-to-alls cross replicas during the step); ZeRO stage below 3 and no
 ``overlap_grad_reduce`` (their reductions overlap compute and each other); in every graph
-only compute and cross-replica collectives follow the first cross-replica collective.
+only compute and cross-replica collectives follow the first cross-replica collective. Checked
+after the replica run (:func:`_check_clear_start`): each stand-in starts at one time on the
+replica's members of its group, and not while an earlier collective of its rank that sent on
+the dimensions it sends on still runs on a peer (that collective's last messages may still
+hold the rank's injection port, which the run alone had free).
 
 Reported per rank: ``ReplicaResult.run`` counts the stand-in nodes as compute;
 :meth:`ReplicaResult.rank_results` moves them back to communication (they hold the rank's
@@ -57,7 +61,11 @@ from trainsim.network.protocol import PAIRWISE
 from trainsim.network.registry import DEFAULT_BACKEND, backend_capabilities
 from trainsim.system.api import simulate
 from trainsim.system.result import RankResult, RunResult
-from trainsim.system.symmetry.partial import has_memory_nodes, why_not_partial
+from trainsim.system.symmetry.partial import (
+    has_memory_nodes,
+    why_not_mirrored_ports,
+    why_not_partial,
+)
 from trainsim.workload.generate import GeneratedWorkload
 from trainsim.workload.graph import GraphBuilder, WorkloadGraph
 
@@ -237,6 +245,60 @@ def _check_even(platform: Platform, workload: GeneratedWorkload, positions: list
                 )
 
 
+def _check_clear_start(
+    workload: GeneratedWorkload, positions: list[np.ndarray], run: RunResult, ran: list[int], sync_records: list[list[Any]]
+) -> None:
+    """Refuse the slice when a stand-in did not start as its collective would in the full run,
+    with every member at once and the injection ports it sends on free (the run alone that
+    priced it had them free). Two ways it can differ:
+
+    - the replica-0 members of a cross-replica group (with context parallelism: the ranks of
+      a dp x cp group that differ in their CP index) reach it at different times; the full
+      run starts the collective at the last one, each stand-in at its own rank's time;
+    - a rank's earlier collective ended on it before it ended on a peer (a group spanning
+      pipeline stages, such as the tied-embedding all-reduce of the first and last stage,
+      entered at different times): the rank's last messages of it may still hold its
+      injection port of a dimension (``network/injection.py``) and delay the cross-replica
+      collective's messages on that dimension. Every message a rank sends in a collective is
+      awaited by a peer and arrives no earlier than its port frees, so the ports it sent on
+      are free once the collective has ended on all its members; a stand-in sending on such
+      a dimension before then is refused (a sufficient condition).
+
+    ``ran``: the replica-0 ranks that ran their graphs (mirrors repeat their representative);
+    ``sync_records[rank][k]``: its ``k``-th cross-replica collective run alone."""
+    ends: dict[tuple[str, int], float] = {}  # (group, k-th collective on it) -> last member's end ns
+    sent: dict[int, list[tuple[list[int], tuple[str, int]]]] = {}  # rank -> (bytes per dim, instance)
+    count: dict[tuple[int, str], int] = {}
+    for rec in run.collectives:
+        k = count[(rec.rank, rec.group)] = count.get((rec.rank, rec.group), -1) + 1
+        key = (rec.group, k)
+        ends[key] = max(ends.get(key, rec.end_ns), rec.end_ns)
+        sent.setdefault(rec.rank, []).append((rec.dim_bytes, key))
+    starts: dict[tuple[int, str], tuple[int, float]] = {}
+    for rank in ran:
+        g = workload.graphs[rank]
+        timeline = run.timelines[rank].start_ns
+        for k, p in enumerate(positions[workload.stage_of_rank[rank]].tolist()):
+            start = timeline[p]
+            dims = [d for d, n in enumerate(sync_records[rank][k].dim_bytes) if n]
+            busy = max((ends[key] for dim_bytes, key in sent.get(rank, ()) if any(dim_bytes[d] for d in dims)), default=0.0)
+            if busy > start:
+                raise ConfigError(
+                    f"rank {rank}: {g.node_summary(p)} starts at {start:.9g} ns while an earlier collective that sent on "
+                    f"its dimensions {dims} runs on a peer until {busy:.9g} ns (its injection ports may still be busy), "
+                    "so it would not run as it does alone; simulate every rank",
+                    field="comm_groups",
+                )
+            seen = starts.setdefault((k, g.pg_name[p]), (rank, start))
+            if seen[1] != start:
+                raise ConfigError(
+                    f"{g.node_summary(p)} (group {g.pg_name[p]!r}) starts at different times on ranks {seen[0]} and "
+                    f"{rank} of one replica ({seen[1]:.9g} and {start:.9g} ns): the full run starts it at the "
+                    "later, the slice at each; simulate every rank",
+                    field="comm_groups",
+                )
+
+
 def _sync_nodes(workload: GeneratedWorkload, positions: list[np.ndarray]) -> int:
     """Nodes of the cross-replica runs: one per rank and cross-replica collective."""
     return sum(positions[stage].size for stage in workload.stage_of_rank)
@@ -319,6 +381,8 @@ def simulate_replica(
             graphs[m] = empty
     run = simulate(platform, graphs, backend=backend, mirrors=mirrors or None, progress=overall.during())
     overall.finished(run.makespan_s * 1e9, sum(len(g) for g in graphs))
+    mirror_of = {m: rep for rep, ms in mirrors.items() for m in ms}
+    _check_clear_start(workload, positions, run, [r for r in replica0 if r not in mirror_of], sync_records)
     t2 = time.perf_counter()
     return ReplicaResult(
         makespan_s=run.makespan_s,
@@ -327,7 +391,7 @@ def simulate_replica(
         ranks_simulated=len(replica0) - sum(len(ms) for ms in mirrors.values()),
         wall_s={"sync": t1 - t0, "replica": t2 - t1},
         events=run.events,
-        mirror_of={m: rep for rep, ms in mirrors.items() for m in ms},
+        mirror_of=mirror_of,
         positions=positions,
         sync_records=sync_records,
     )
@@ -391,6 +455,8 @@ def tensor_mirrors(
     for rep in mirrors:
         if not _issues_alone_or_with_its_mirrors(graphs[rep], mirror_of, groups):
             return {}
+    if why_not_mirrored_ports(platform, graphs, mirror_of, compat_astra=platform.compat == "astra"):
+        return {}
     return mirrors
 
 
