@@ -24,6 +24,20 @@ def _shrunk_1_7b(layers=4):
 
     return replace(get_model("megatron-1.7b"), layers=layers, seq=512)
 
+def assert_busy_port_refused(par, sizes=(2, 8)):
+    """The slice refuses ``par`` on ``sizes`` (a rank's injection port may still be busy when
+    its cross-replica collective starts) and ``simulate_generated``'s fallback equals the run of
+    every rank exactly. Returns (platform, workload, the every-rank run)."""
+    w = generate(_shrunk_1_7b(), par, OperatorTimer("A100"), network_sizes=sizes)
+    platform = w.platform(_platform(sizes))
+    every = simulate(platform, w.graphs, symmetry=False)
+    with pytest.raises(ConfigError, match="injection ports may still be busy"):
+        simulate_replica(platform, w)
+    run = simulate_generated(_platform(sizes), w)
+    assert run.mode == "every rank" and "injection ports" in run.why_every_rank
+    assert [r.finish_s for r in run.result.ranks] == [r.finish_s for r in every.ranks]
+    return platform, w, every
+
 
 CASES = [
     # (tp, pp, dp, network sizes, extra Parallelism fields)
@@ -186,16 +200,8 @@ def test_busy_injection_port_is_refused(extra):
     port when its data-parallel reduction starts; run alone, that reduction had the port free.
     The slice and folding (rank 12 folded onto rank 8 keeps an idle port) both ended rank 8
     about 110 us early; both refuse, and the step equals the run of every rank exactly."""
-    sizes = (2, 8)
     par = Parallelism(tp=2, pp=2, dp=4, micro_batch=1, global_batch=16, recompute="full", **extra)
-    w = generate(_shrunk_1_7b(), par, OperatorTimer("A100"), network_sizes=sizes)
-    platform = w.platform(_platform(sizes))
-    every = simulate(platform, w.graphs, symmetry=False)
-    with pytest.raises(ConfigError, match="injection ports may still be busy"):
-        simulate_replica(platform, w)
-    run = simulate_generated(_platform(sizes), w)
-    assert run.mode == "every rank" and "injection ports" in run.why_every_rank
-    assert [r.finish_s for r in run.result.ranks] == [r.finish_s for r in every.ranks]
+    platform, w, every = assert_busy_port_refused(par)
     assert [r.finish_s for r in simulate(platform, w.graphs).ranks] == [r.finish_s for r in every.ranks]
 
 

@@ -10,7 +10,7 @@ from trainsim.system.api import simulate
 from trainsim.system.symmetry.replica import simulate_generated, simulate_replica
 from trainsim.workload.generate import Parallelism, generate
 
-from .test_replica import _platform, _shrunk_1_7b
+from .test_replica import _platform, _shrunk_1_7b, assert_busy_port_refused
 
 
 @pytest.mark.parametrize(
@@ -50,16 +50,7 @@ def test_cp_slice_refuses_a_busy_injection_port():
     does, its last message still holding the port when the reduction starts (run alone, the
     reduction had it free): the slice ended stage 1 at 32.8643 ms against 32.9748 ms for every
     rank. It refuses, and the step is the every-rank run's, exactly."""
-    sizes = (2, 8)
-    par = Parallelism(tp=2, cp=2, pp=2, dp=2, micro_batch=1, global_batch=8, recompute="full")
-    w = generate(_shrunk_1_7b(), par, OperatorTimer("A100"), network_sizes=sizes)
-    platform = w.platform(_platform(sizes))
-    every = simulate(platform, w.graphs, symmetry=False)
-    with pytest.raises(ConfigError, match="injection ports may still be busy"):
-        simulate_replica(platform, w)
-    run = simulate_generated(_platform(sizes), w)
-    assert run.mode == "every rank" and "injection ports" in run.why_every_rank
-    assert [r.finish_s for r in run.result.ranks] == [r.finish_s for r in every.ranks]
+    assert_busy_port_refused(Parallelism(tp=2, cp=2, pp=2, dp=2, micro_batch=1, global_batch=8, recompute="full"))
 
 
 def test_cp_members_reaching_the_reduction_apart_are_refused():
