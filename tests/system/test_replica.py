@@ -200,6 +200,23 @@ def test_uneven_cross_replica_group_is_refused():
     assert sliced.makespan_s == simulate(astra, w.graphs).makespan_s
 
 
+def test_replicas_that_are_not_translates_are_refused():
+    """PP 3, DP 2 on (3, 2): replica 0 is ranks 0, 2, 4 at coordinates (0, 0), (2, 0), (1, 1),
+    replica 1 ranks 1, 3, 5 at (1, 0), (0, 1), (2, 1), so the first pipeline send stays in
+    dimension 0 in replica 0 and crosses both dimensions in replica 1. The replicas then differ
+    (rank 5's communication time is not rank 4's), and the slice, which reports replica 1 as
+    replica 0, refuses."""
+    par = Parallelism(tp=1, pp=3, dp=2, micro_batch=1, global_batch=8, recompute="full")
+    w = generate(_shrunk_1_7b(layers=6), par, OperatorTimer("A100"), network_sizes=(3, 2))
+    platform = w.platform(_platform((3, 2)))
+    every = simulate(platform, w.graphs, symmetry=False)
+    assert every.ranks[5].comm_s != every.ranks[4].comm_s
+    with pytest.raises(ConfigError, match="counterparts 1 and 3 of another replica"):
+        simulate_replica(platform, w)
+    run = simulate_generated(_platform((3, 2)), w)
+    assert run.mode == "every rank" and "do not follow one timeline" in run.why_every_rank
+
+
 @pytest.mark.parametrize("extra", [{"zero": 1}, {}])
 def test_busy_injection_port_is_exact(extra):
     """TP 2, PP 2 on (2, 8): the stages and the data-parallel groups both lie in dimension 1.

@@ -31,7 +31,9 @@ messages cross the network's dimensions unevenly under the default mode's path r
 offload to a per-node or pooled tier (its accesses queue across replicas); no expert
 parallelism (its all-to-alls cross replicas during the step); ZeRO stage below 3 and no
 ``overlap_grad_reduce`` (their reductions overlap compute and each other); in every graph
-only compute and cross-replica collectives follow the first cross-replica collective.
+only compute and cross-replica collectives follow the first cross-replica collective; every
+replica replica 0 moved along the network (the same message shapes between the ranks that
+exchange messages, :func:`_check_translates`).
 
 Reported per rank: :meth:`ReplicaResult.rank_results` replica 0's ranks as the run has them;
 :meth:`ReplicaResult.world_result` is every rank's ``RunResult``, derived
@@ -169,16 +171,15 @@ def _cross_positions(workload: GeneratedWorkload, stage: int) -> np.ndarray:
     return pos
 
 
-def _check_even(workload: GeneratedWorkload, run: RunResult, positions: list[np.ndarray], counterpart: list[int]) -> None:
+def _check_even(workload: GeneratedWorkload, run: RunResult, cross: set[str], counterpart: list[int]) -> None:
     """Refuse the slice when a rank of another replica left a cross-replica collective at a
     different time than the replica-0 rank it repeats: the group's messages cross the network's
     dimensions unevenly (the default mode's path rule, ``topology/multidim.py``: a
     data-parallel ring with members 0, 2, 4, 6 on 4-rank nodes crosses the inter-node link only
     from 2 to 4 and back from 6 to 0), so the replicas no longer follow one timeline. A
     collective run by a group-symmetric representative ends at one time on every member; one
-    run rank by rank leaves a record per member, the other replicas' included."""
-    cross = {workload.graphs[r].pg_name[p] for r in range(len(workload.graphs)) if workload.replica_of_rank[r] == 0
-             for p in positions[workload.stage_of_rank[r]].tolist()}
+    run rank by rank leaves a record per member, the other replicas' included. ``cross``: the
+    cross-replica collectives' groups."""
     ends: dict[tuple[str, int, int], tuple[int, float]] = {}  # (group, k, replica-0 rank) -> (rank, end ns)
     count: dict[tuple[int, str], int] = {}
     for rec in run.collectives:
@@ -195,6 +196,44 @@ def _check_even(workload: GeneratedWorkload, run: RunResult, positions: list[np.
                 "dimensions unevenly, so the data-parallel replicas do not follow one timeline; simulate every rank",
                 field="comm_groups",
             )
+
+
+def _check_translates(platform: Platform, workload: GeneratedWorkload, replica0: list[int], counterpart: list[int], cross: set[str]) -> None:
+    """Refuse the slice unless every replica is replica 0 moved along the network: for every
+    two replica-0 ranks that exchange messages (send and receive peers, members of one
+    collective's group other than a cross-replica one), their counterparts in every other
+    replica have the same ``MultiDimTopology.shape`` between them (the dimensions crossed and
+    the offset in each), so each replica's messages have replica 0's delays and ports
+    (``InjectionPorts.copy_busy`` translates ports by it). Each pair is looked at once."""
+    from trainsim.topology import MultiDimTopology
+
+    topo = MultiDimTopology.of_network(platform.network, compat_astra=platform.compat == "astra")
+    image: dict[int, list[int]] = {r: [] for r in replica0}
+    for rank, rep in enumerate(counterpart):
+        if rank != rep:
+            image[rep].append(rank)  # ascending ranks: replica by replica
+    groups = platform.comm_groups
+    pairs: set[tuple[int, int]] = set()
+    seen_groups: set[str] = set()
+    for r in replica0:
+        g = workload.graphs[r]
+        for kind, column in _PEER_COLUMNS:
+            pairs.update((r, int(peer)) for peer in set(getattr(g, column)[g.types == kind].tolist()))
+        names = g.pg_name
+        for name in {names[p] for p in np.flatnonzero(g.types == NodeType.COMM_COLL_NODE).tolist()} - cross - seen_groups:
+            seen_groups.add(name)
+            members = groups.get(name, ())
+            pairs.update((a, b) for a in members for b in members if a != b)
+    for a, b in sorted(pairs):
+        want = topo.shape(a, b)
+        for x, y in zip(image[a], image[b], strict=True):
+            if topo.shape(x, y) != want:
+                raise ConfigError(
+                    f"ranks {a} and {b} of data-parallel replica 0 exchange messages across {want} (dimension, offset), "
+                    f"their counterparts {x} and {y} of another replica across {topo.shape(x, y)}: the replicas do not "
+                    "follow one timeline on this network; simulate every rank",
+                    field="comm_groups",
+                )
 
 
 @collector_paused()  # engine.kernel.collector_paused: no garbage cycles to look for
@@ -225,6 +264,8 @@ def simulate_replica(
     empty = GraphBuilder(source="replica-slice: other replica").build()
     graphs = [g if replica == 0 else empty for g, replica in zip(workload.graphs, workload.replica_of_rank, strict=True)]
     replica0 = [r for r, replica in enumerate(workload.replica_of_rank) if replica == 0]
+    cross = {workload.graphs[r].pg_name[p] for r in replica0 for p in positions[workload.stage_of_rank[r]].tolist()}
+    _check_translates(platform, workload, replica0, counterpart, cross)
     overall = _Overall(progress, sum(len(graphs[r]) for r in replica0))
     t0 = time.perf_counter()
     mirrors = tensor_mirrors(platform, workload, graphs, replica0) if mirror else {}
@@ -241,11 +282,11 @@ def simulate_replica(
     joined = {r: ms for r, ms in joined.items() if ms}
     run = simulate(platform, graphs, backend=backend, mirrors=joined or None, mirror_ports=True, progress=overall.during())
     overall.finished(run.makespan_s * 1e9, sum(len(g) for g in graphs))
-    _check_even(workload, run, positions, counterpart)
+    _check_even(workload, run, cross, counterpart)
     sync: dict[int, list[float]] = {r: [] for r in replica0}
-    cross = {(r, workload.graphs[r].pg_name[p]) for r in replica0 for p in positions[workload.stage_of_rank[r]].tolist()}
+    own = {(r, workload.graphs[r].pg_name[p]) for r in replica0 for p in positions[workload.stage_of_rank[r]].tolist()}
     for rec in run.collectives:
-        if (rec.rank, rec.group) in cross:
+        if (rec.rank, rec.group) in own:
             sync[rec.rank].append((rec.end_ns - rec.start_ns) / 1e9)
     for m, rep in mirror_of.items():
         sync[m] = list(sync[rep])
