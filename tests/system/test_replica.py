@@ -1,5 +1,6 @@
-"""A replica slice (one data-parallel replica + the cross-replica collectives run alone)
-gives the full simulation's makespan under the congestion-unaware backend."""
+"""A replica slice (one data-parallel replica, the other replicas' ranks joining its
+cross-replica collectives) gives the full simulation's results bit for bit under the
+congestion-unaware backend."""
 
 import dataclasses
 
