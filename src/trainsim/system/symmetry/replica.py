@@ -198,24 +198,21 @@ def _check_even(workload: GeneratedWorkload, run: RunResult, cross: set[str], co
             )
 
 
-def _check_translates(platform: Platform, workload: GeneratedWorkload, replica0: list[int], counterpart: list[int], cross: set[str]) -> None:
+def _check_translates(platform: Platform, workload: GeneratedWorkload, images: dict[int, list[int]], cross: set[str]) -> None:
     """Refuse the slice unless every replica is replica 0 moved along the network: for every
     two replica-0 ranks that exchange messages (send and receive peers, members of one
     collective's group other than a cross-replica one), their counterparts in every other
     replica have the same ``MultiDimTopology.shape`` between them (the dimensions crossed and
     the offset in each), so each replica's messages have replica 0's delays and ports
-    (``InjectionPorts.copy_busy`` translates ports by it). Each pair is looked at once."""
+    (``InjectionPorts.copy_busy`` translates ports by it). ``images[r]``: replica-0 rank
+    ``r``'s counterparts, replica by replica. Each pair is looked at once."""
     from trainsim.topology import MultiDimTopology
 
     topo = MultiDimTopology.of_network(platform.network, compat_astra=platform.compat == "astra")
-    image: dict[int, list[int]] = {r: [] for r in replica0}
-    for rank, rep in enumerate(counterpart):
-        if rank != rep:
-            image[rep].append(rank)  # ascending ranks: replica by replica
     groups = platform.comm_groups
     pairs: set[tuple[int, int]] = set()
     seen_groups: set[str] = set()
-    for r in replica0:
+    for r in images:
         g = workload.graphs[r]
         for kind, column in _PEER_COLUMNS:
             pairs.update((r, int(peer)) for peer in set(getattr(g, column)[g.types == kind].tolist()))
@@ -226,7 +223,7 @@ def _check_translates(platform: Platform, workload: GeneratedWorkload, replica0:
             pairs.update((a, b) for a in members for b in members if a != b)
     for a, b in sorted(pairs):
         want = topo.shape(a, b)
-        for x, y in zip(image[a], image[b], strict=True):
+        for x, y in zip(images[a], images[b], strict=True):
             if topo.shape(x, y) != want:
                 raise ConfigError(
                     f"ranks {a} and {b} of data-parallel replica 0 exchange messages across {want} (dimension, offset), "
@@ -264,8 +261,13 @@ def simulate_replica(
     empty = GraphBuilder(source="replica-slice: other replica").build()
     graphs = [g if replica == 0 else empty for g, replica in zip(workload.graphs, workload.replica_of_rank, strict=True)]
     replica0 = [r for r, replica in enumerate(workload.replica_of_rank) if replica == 0]
-    cross = {workload.graphs[r].pg_name[p] for r in replica0 for p in positions[workload.stage_of_rank[r]].tolist()}
-    _check_translates(platform, workload, replica0, counterpart, cross)
+    images: dict[int, list[int]] = {r: [] for r in replica0}  # replica-0 rank -> its counterparts, replica by replica
+    for rank in sorted(range(len(counterpart)), key=workload.replica_of_rank.__getitem__):
+        if counterpart[rank] != rank:
+            images[counterpart[rank]].append(rank)
+    own = {(r, workload.graphs[r].pg_name[p]) for r in replica0 for p in positions[workload.stage_of_rank[r]].tolist()}
+    cross = {name for _, name in own}
+    _check_translates(platform, workload, images, cross)
     overall = _Overall(progress, sum(len(graphs[r]) for r in replica0))
     t0 = time.perf_counter()
     mirrors = tensor_mirrors(platform, workload, graphs, replica0) if mirror else {}
@@ -274,17 +276,12 @@ def simulate_replica(
             overall.total -= len(graphs[m])
             graphs[m] = empty
     mirror_of = {m: rep for rep, ms in mirrors.items() for m in ms}
-    images: dict[int, list[int]] = {}
-    for rank, rep in enumerate(counterpart):
-        if rank != rep:
-            images.setdefault(rep, []).append(rank)
-    joined = {r: mirrors.get(r, ()) + tuple(images.get(r, ())) for r in replica0 if r not in mirror_of}
+    joined = {r: mirrors.get(r, ()) + tuple(images[r]) for r in replica0 if r not in mirror_of}
     joined = {r: ms for r, ms in joined.items() if ms}
     run = simulate(platform, graphs, backend=backend, mirrors=joined or None, mirror_ports=True, progress=overall.during())
     overall.finished(run.makespan_s * 1e9, sum(len(g) for g in graphs))
     _check_even(workload, run, cross, counterpart)
     sync: dict[int, list[float]] = {r: [] for r in replica0}
-    own = {(r, workload.graphs[r].pg_name[p]) for r in replica0 for p in positions[workload.stage_of_rank[r]].tolist()}
     for rec in run.collectives:
         if (rec.rank, rec.group) in own:
             sync[rec.rank].append((rec.end_ns - rec.start_ns) / 1e9)
