@@ -5,9 +5,9 @@ line. Platform: DGX A100 nodes (Switch 8 NVSwitch at 300 GB/s per GPU per direct
 128 InfiniBand at 25 GB/s per GPU), congestion-unaware backend.
 
 The step is simulated as a replica slice by default (``trainsim.system.symmetry.replica``: data-parallel
-replica 0, 128 ranks, plus the data-parallel all-reduce run alone on its groups; equal to the
-full simulation under this backend, tests/system/test_replica.py); ``--full`` simulates all
-1024 ranks. The output says which.
+replica 0, 128 ranks, whose data-parallel all-reduces the other replicas' ranks join; equal to
+the full simulation bit for bit under this backend, tests/system/test_replica.py); ``--full``
+simulates all 1024 ranks. The output says which.
 
     PYTHONPATH=src python bench/generate_gpt3.py [--global-batch 1536] [--micro-batch 1] [--full]
 """

@@ -29,12 +29,13 @@ from trainsim.topology.multidim import RING, SWITCH
 
 
 class InjectionPorts:
-    __slots__ = ("topology", "bytes_per_ns", "_free", "_last", "_latest")
+    __slots__ = ("topology", "bytes_per_ns", "_free", "_ports", "_last", "_latest")
 
     def __init__(self, topology: MultiDimTopology, bandwidths: list[float]) -> None:
         self.topology = topology
         self.bytes_per_ns = [b / 1e9 for b in bandwidths]
         self._free: dict[tuple[int, int, int], float] = {}
+        self._ports: dict[int, list[tuple[int, int]]] = {}  # src -> (dim, port) of its keys in ``_free``
         self._last: dict[int, float] = {}  # src -> when its last reserved port frees
         self._latest = 0.0  # the largest of ``_last`` (values only grow): all idle from then on
 
@@ -63,10 +64,41 @@ class InjectionPorts:
         else:
             port = 2 + topo.coord(dst, dim)
         key = (src, dim, port)
-        start = max(now, self._free.get(key, 0.0))
+        held = self._free.get(key)
+        if held is None:
+            self._ports.setdefault(src, []).append((dim, port))
+            held = 0.0
+        start = max(now, held)
         free = self._free[key] = start + nbytes / self.bytes_per_ns[dim]
         if free > self._last.get(src, 0.0):
             self._last[src] = free
             if free > self._latest:
                 self._latest = free
         return start
+
+    def copy_busy(self, src: int, ranks: tuple[int, ...], now: float) -> None:
+        """Give every rank of ``ranks`` the ports of ``src`` still busy at ``now``, each as its
+        own port toward the peer at the same coordinate offset (same Switch uplink, same Ring
+        direction, FullyConnected port of the translated peer). For ranks that mirror ``src``
+        (``system/symmetry/replica.py``): every message such a rank sends is ``src``'s at the
+        same offsets (equal ``MultiDimTopology.shape``), so its ports hold what ``src``'s hold;
+        a run that does not simulate its other messages sets them from ``src``'s this way."""
+        if self._last.get(src, 0.0) <= now:
+            return
+        topo = self.topology
+        free, last = self._free, self._last
+        busy = [(d, p, free[(src, d, p)]) for d, p in self._ports[src] if free[(src, d, p)] > now]
+        for rank in ranks:
+            for dim, port, until in busy:
+                if port >= 2:  # FullyConnected: the peer's coordinate, translated
+                    n = topo.sizes[dim]
+                    port = 2 + (port - 2 - topo.coord(src, dim) + topo.coord(rank, dim)) % n
+                key = (rank, dim, port)
+                held = free.get(key)
+                if held is None:
+                    self._ports.setdefault(rank, []).append((dim, port))
+                elif held >= until:
+                    continue
+                free[key] = until
+                if until > last.get(rank, 0.0):
+                    last[rank] = until

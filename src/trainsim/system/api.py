@@ -66,6 +66,7 @@ def simulate(
     progress: Callable[[float, int, int], None] | None = None,
     mirrors: dict[int, tuple[int, ...]] | None = None,
     fold: bool = True,
+    mirror_ports: bool = False,
 ) -> RunResult:
     """Run one step of ``graphs`` (one per rank) on ``platform``.
 
@@ -87,7 +88,10 @@ def simulate(
     ``mirrors`` (rank -> ranks) names ranks that behave exactly as another rank, up to renaming:
     their graphs are not run (pass empty ones), they issue their representative's collectives
     on groups holding them, and their results are left to the caller. The caller guarantees the
-    equivalence (``system/symmetry/replica.py`` checks it for generated workloads). Without
+    equivalence (``system/symmetry/replica.py`` checks it for generated workloads); with
+    ``mirror_ports`` a mirror joining a collective takes its representative's injection ports
+    still busy then (``InjectionPorts.copy_busy``; for mirrors whose other collectives do not
+    run at all, such as the replica slice's other replicas). Without
     ``mirrors``, ranks proved equivalent from their graphs alone (a workload read from files:
     ``system/symmetry/equivalence.py``) are folded that way, on the pairwise backend, unless
     ``fold`` is off or ``symmetry`` is (the result is the same either way)."""
@@ -135,11 +139,11 @@ def simulate(
             log_finish(folded)
             return folded
     try:
-        collectives, result = _run(platform, graphs, backend, compat_astra, symmetry, bool(symmetry), progress, mirrors, endpoint)
+        collectives, result = _run(platform, graphs, backend, compat_astra, symmetry, bool(symmetry), progress, mirrors, endpoint, mirror_ports)
     except GroupSymmetryConflict as exc:
         # a member overlapped two collectives: rerun without group symmetry (system/symmetry/group.py)
         how = f"{how}; group symmetry off ({exc})" if symmetry else how
-        collectives, result = _run(platform, graphs, backend, compat_astra, symmetry, False, progress, mirrors)
+        collectives, result = _run(platform, graphs, backend, compat_astra, symmetry, False, progress, mirrors, mirror_ports=mirror_ports)
     result.info.update({"backend": backend, "compat": compat, "npus": npus, "symmetry": how})
     if collectives is not None:
         result.info["symmetric_ties"] = collectives.symmetric_ties
@@ -217,6 +221,7 @@ def _run(
     progress: Callable[[float, int, int], None] | None,
     mirrors: dict[int, tuple[int, ...]] | None = None,
     endpoint: EndpointModel | None = None,
+    mirror_ports: bool = False,
 ) -> tuple[Any, RunResult]:
     """One run; ``endpoint`` None: a new one of the platform's (a resource-sharing endpoint
     holds the run's state, so a rerun builds its own)."""
@@ -224,7 +229,7 @@ def _run(
     network = make_network(platform, queue, backend, compat_astra=compat_astra)
     if endpoint is None:
         endpoint = build_endpoint(platform, compat_astra)
-    collectives = _collective_runtime(platform, network, queue, compat_astra, symmetry, group_symmetry, mirrors, endpoint)
+    collectives = _collective_runtime(platform, network, queue, compat_astra, symmetry, group_symmetry, mirrors, endpoint, mirror_ports)
     memory, compute = build_memory(platform, queue, compat_astra), build_compute(platform, compat_astra)
     executor = Executor(platform, graphs, network, queue, memory=memory, compute=compute, collectives=collectives, endpoint=endpoint)
     result = executor.run(progress)
@@ -232,10 +237,10 @@ def _run(
     return collectives, result
 
 
-def _collective_runtime(platform: Platform, network: NetworkBackend, queue: EventQueue, compat_astra: bool, symmetry: bool | Literal["strict"] = True, group_symmetry: bool = False, mirrors: dict[int, tuple[int, ...]] | None = None, endpoint: EndpointModel | None = None) -> Any:
+def _collective_runtime(platform: Platform, network: NetworkBackend, queue: EventQueue, compat_astra: bool, symmetry: bool | Literal["strict"] = True, group_symmetry: bool = False, mirrors: dict[int, tuple[int, ...]] | None = None, endpoint: EndpointModel | None = None, mirror_ports: bool = False) -> Any:
     from trainsim.system.collective_runtime import CollectiveRuntime
 
-    return CollectiveRuntime(platform, network, queue, compat_astra=compat_astra, symmetry=symmetry, group_symmetry=group_symmetry, mirrors=mirrors, endpoint=endpoint)
+    return CollectiveRuntime(platform, network, queue, compat_astra=compat_astra, symmetry=symmetry, group_symmetry=group_symmetry, mirrors=mirrors, mirror_ports=mirror_ports, endpoint=endpoint)
 
 
 def load_inputs(

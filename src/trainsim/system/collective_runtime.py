@@ -119,6 +119,7 @@ class CollectiveRuntime:
         symmetry: bool | Literal["strict"] = True,
         group_symmetry: bool = False,
         mirrors: dict[int, tuple[int, ...]] | None = None,
+        mirror_ports: bool = False,
         endpoint: EndpointModel | None = None,
     ) -> None:
         self.platform = platform
@@ -188,6 +189,10 @@ class CollectiveRuntime:
         # checks that): they issue each of its collectives on a group holding them, with it
         self._mirrors = mirrors or {}
         self._mirror_ranks = {m for ms in self._mirrors.values() for m in ms}
+        # with ``mirror_ports``, a representative's injection ports still busy when it issues a
+        # collective are copied to its mirrors in the group (``InjectionPorts.copy_busy``): the
+        # replica slice's other replicas run nothing but its cross-replica collectives
+        self._mirror_ports = mirror_ports
         # request groups already checked (members distinct and in range) -> the group to run on
         # (None: it lists every rank)
         self._checked_groups: dict[tuple[int, ...], tuple[int, ...] | None] = {}
@@ -241,6 +246,8 @@ class CollectiveRuntime:
         pending.append((rank, request, on_done, arg, now))
         if mirrors:
             inst.issued += len(mirrors)
+            if self._mirror_ports and self.engine.injection is not None:
+                self.engine.injection.copy_busy(rank, mirrors, now)
             # the representative's request: past this point a request's rank is the tuple's
             pending.extend([(mirror, request, _mirror_done, None, now) for mirror in mirrors])
         if not inst.flush_scheduled:

@@ -333,5 +333,5 @@ def world_result(run: RunResult, graphs: Sequence[WorkloadGraph], mirrors: dict[
             base[rec.rank].append(rec)
     simulated = len(base)
     info = {**run.info, "ranks_simulated": simulated, "world": len(graphs)}
-    records = ReplicaRecords(base, source, graphs, [[] for _ in graphs])
+    records = ReplicaRecords(base, source, graphs)
     return replace(run, ranks=ranks, timelines=timelines, collectives=records, info=info)

@@ -6,7 +6,9 @@ A shortcut that runs part of the ranks drops the others' traffic. That is exact 
 no resource is shared across the ranks it folds away: a node's or a pool's memory tier queues
 every rank's accesses, and a collective pricer that prices the groups in flight together
 (the wafer's) needs every group. A rank that mirrors another keeps its own injection ports,
-which only the collectives it is simulated in touch (``why_not_mirrored_ports``).
+which only the collectives it is simulated in touch (``why_not_mirrored_ports``, for
+equivalence folding; the replica slice copies its representatives' busy ports to its mirrors
+instead: ``InjectionPorts.copy_busy``).
 """
 
 from __future__ import annotations

@@ -6,42 +6,39 @@ depends on its two ends only; the analytical backend) the data-parallel replicas
 (:func:`trainsim.workload.generate.generate`) never share a link, and they run identical graphs
 (only group ids and peers differ), so every replica follows the same timeline. They interact
 only through the *cross-replica* collectives: the data-parallel gradient reduction (and, under
-ZeRO-1/2, the parameter all-gather) and the expert-gradient reduction. Those are issued at the
-end of the step, by all members of a group at the same instant (the members are the same rank
-of identical replicas), and each runs alone on its ranks.
+ZeRO-1/2, the parameter all-gather) and the expert-gradient reduction, issued at the end of
+the step by each member when the same rank of every replica is, at the same time.
 
-:func:`simulate_replica` therefore runs two small simulations on the *full* platform:
+:func:`simulate_replica` therefore runs replica 0 only (the ranks with data-parallel index 0;
+the other ranks get empty graphs), on the *full* platform and rank numbering, with every
+other replica's rank as a mirror of the replica-0 rank it repeats (``simulate``'s
+``mirrors``): it runs nothing of its own, and joins each cross-replica collective its
+replica-0 rank issues, at that rank's time. Its injection ports (``network/injection.py``),
+which the run does not fill with its own replica's traffic, are set from its replica-0
+rank's at each such collective (``mirror_ports``): where an earlier collective's last messages
+still hold them (a group spanning pipeline stages, such as the tied-embedding all-reduce of
+the first and last stage, left at different times by its members), the cross-replica
+collective waits as in the full run. Each cross-replica collective thus runs in the replica
+run itself, at the full run's time, with its members, ports and path (group-symmetric
+representative or rank by rank) - the same floating-point operations, so the slice's times
+are the full run's bit for bit (``tests/system/test_replica.py`` compares every rank's result
+with ``==``).
 
-1. the cross-replica collectives alone: every rank issues its ``k``-th cross-replica
-   collective at time 0 (one simulation per ``k``); rank ``r`` finishes it after ``T[r][k]``
-   seconds, which is the time it takes in the full run, since there too it starts on every
-   member at once and nothing else of those ranks runs on the network meanwhile;
-2. replica 0 only (the ranks with data-parallel index 0; the other ranks get empty graphs),
-   with each cross-replica collective replaced by a compute node of duration ``T[r][k]`` that
-   also waits for the rank's earlier sends and collectives (in the full run the collective
-   waits for them: a rank has one GPU communication slot, ``system/rank.py``).
-
-Rank numbering and the platform are the full run's, so tensor-parallel collectives and
-pipeline sends price exactly as there. The makespan equals the full simulation's
-(``tests/system/test_replica.py`` checks it on small cases).
-
-Preconditions (checked): a ``pairwise`` backend; every cross-replica collective, run alone,
-ending at one time on all its members (not so when its group's messages cross the network's
-dimensions unevenly under the default mode's path rule: ``topology/multidim.py``); no memory offload to a per-node or pooled
-tier (its accesses queue across replicas); no expert parallelism (its
-all-to-alls cross replicas during the step); ZeRO stage below 3 and no
+Preconditions (checked): a ``pairwise`` backend; every cross-replica collective ending on
+every member when it ends on the replica-0 rank that member repeats (not so when its group's
+messages cross the network's dimensions unevenly under the default mode's path rule:
+``topology/multidim.py``; checked on the run's records, :func:`_check_even`); no memory
+offload to a per-node or pooled tier (its accesses queue across replicas); no expert
+parallelism (its all-to-alls cross replicas during the step); ZeRO stage below 3 and no
 ``overlap_grad_reduce`` (their reductions overlap compute and each other); in every graph
-only compute and cross-replica collectives follow the first cross-replica collective. Checked
-after the replica run (:func:`_check_clear_start`): each stand-in starts at one time on the
-replica's members of its group, and not while an earlier collective of its rank that sent on
-the dimensions it sends on still runs on a peer (that collective's last messages may still
-hold the rank's injection port, which the run alone had free).
+only compute and cross-replica collectives follow the first cross-replica collective; every
+replica replica 0 moved along the network (the same message shapes between the ranks that
+exchange messages, :func:`_check_translates`).
 
-Reported per rank: ``ReplicaResult.run`` counts the stand-in nodes as compute;
-:meth:`ReplicaResult.rank_results` moves them back to communication (they hold the rank's
-communication slot, not its GPU); :meth:`ReplicaResult.world_result` is every rank's
-``RunResult``, derived (``replica_result.py``). :func:`simulate_generated` picks the slice when
-it applies and every rank otherwise. Times in seconds.
+Reported per rank: :meth:`ReplicaResult.rank_results` replica 0's ranks as the run has them;
+:meth:`ReplicaResult.world_result` is every rank's ``RunResult``, derived
+(``replica_result.py``). :func:`simulate_generated` picks the slice when it applies and every
+rank otherwise. Times in seconds.
 """
 
 from __future__ import annotations
@@ -61,23 +58,18 @@ from trainsim.network.protocol import PAIRWISE
 from trainsim.network.registry import DEFAULT_BACKEND, backend_capabilities
 from trainsim.system.api import simulate
 from trainsim.system.result import RankResult, RunResult
-from trainsim.system.symmetry.partial import (
-    has_memory_nodes,
-    why_not_mirrored_ports,
-    why_not_partial,
-)
+from trainsim.system.symmetry.partial import has_memory_nodes, why_not_partial
 from trainsim.workload.generate import GeneratedWorkload
 from trainsim.workload.graph import GraphBuilder, WorkloadGraph
 
 CROSS_REPLICA_ROLES = ("dp", "edp")
-_COMM_SLOT = (int(NodeType.COMM_COLL_NODE), int(NodeType.COMM_SEND_NODE))
 
 
 @dataclass
 class ReplicaResult:
-    """``makespan_s`` of the whole step; ``run`` the replica-0 simulation (stand-ins included);
-    ``sync_s[rank]`` the isolated time of each cross-replica collective of a replica-0 rank;
-    wall-clock seconds of both phases in ``wall_s``."""
+    """``makespan_s`` of the whole step; ``run`` the replica-0 simulation (the other replicas'
+    ranks joined its cross-replica collectives); ``sync_s[rank]`` the seconds each replica-0
+    rank spent in each of its cross-replica collectives; wall-clock seconds in ``wall_s``."""
 
     makespan_s: float
     run: RunResult
@@ -89,21 +81,14 @@ class ReplicaResult:
     """Replica-0 ranks that were not run because they behave as another (:func:`tensor_mirrors`)."""
     positions: list[np.ndarray] = field(default_factory=list, repr=False)
     """Per pipeline stage, the positions of its cross-replica collectives."""
-    sync_records: list[list[Any]] = field(default_factory=list, repr=False)
-    """Per rank (every rank), its records of the cross-replica collectives run alone."""
 
     def rank_results(self) -> list[RankResult]:
-        """Replica 0's ranks as the full run reports them: each stand-in's time (the rank's
-        cross-replica collectives, which run one after another once its other communication
-        is done) moved from compute to communication, and exposed communication with it."""
+        """Replica 0's ranks as the full run reports them (a mirror with its
+        representative's times)."""
         out = []
-        for rank, times in self.sync_s.items():
+        for rank in self.sync_s:
             r = self.run.ranks[self.mirror_of.get(rank, rank)]
-            if r.rank != rank:
-                r = replace(r, rank=rank)
-            held = sum(times)
-            compute = r.compute_s - held
-            out.append(replace(r, compute_s=compute, comm_s=r.comm_s + held, exposed_comm_s=max(0.0, r.finish_s - compute)))
+            out.append(r if r.rank == rank else replace(r, rank=rank))
         return out
 
     def world_result(self, workload: GeneratedWorkload) -> RunResult:
@@ -112,7 +97,7 @@ class ReplicaResult:
         the rank they repeat (``replica_result.world_result``)."""
         from trainsim.system.symmetry.replica_result import world_result
 
-        return world_result(self, workload, self.positions, self.sync_records)
+        return world_result(self, workload)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -186,143 +171,66 @@ def _cross_positions(workload: GeneratedWorkload, stage: int) -> np.ndarray:
     return pos
 
 
-def _sync_times(
-    platform: Platform, workload: GeneratedWorkload, positions: list[np.ndarray], backend: str, overall: _Overall
-) -> tuple[list[list[float]], list[list[Any]]]:
-    """``T[rank][k]``: seconds of rank's ``k``-th cross-replica collective, run alone; and the
-    rank's record of it (times from 0)."""
-    world = len(workload.graphs)
-    times: list[list[float]] = [[] for _ in range(world)]
-    records: list[list[Any]] = [[] for _ in range(world)]
-    rounds = max((p.size for p in positions), default=0)
-    empty = GraphBuilder(source="replica-slice: idle").build()
-    for k in range(rounds):
-        graphs: list[WorkloadGraph] = []
-        for rank, g in enumerate(workload.graphs):
-            pos = positions[workload.stage_of_rank[rank]]
-            if k >= pos.size:
-                graphs.append(empty)
-                continue
-            p = int(pos[k])
-            b = GraphBuilder(source=f"replica-slice: {g.names[p]}", rank=rank)
-            b.add(
-                0,
-                NodeType.COMM_COLL_NODE,
-                g.names[p],
-                comm_type=int(g.comm_type[p]),
-                comm_size=int(g.comm_size[p]),
-                pg_name=g.pg_name[p],
-                involved_dim=g.involved_dim.get(p),
-            )
-            graphs.append(b.build())
-        result = simulate(platform, graphs, backend=backend, progress=overall.during())
-        of_rank = {rec.rank: rec for rec in result.collectives}
-        for rank in range(world):
-            if k < positions[workload.stage_of_rank[rank]].size:
-                times[rank].append(result.ranks[rank].finish_s)
-                records[rank].append(of_rank[rank])
-        overall.finished(result.makespan_s * 1e9, sum(len(g) for g in graphs))
-    return times, records
-
-
-def _check_even(platform: Platform, workload: GeneratedWorkload, positions: list[np.ndarray], sync: list[list[float]]) -> None:
-    """Refuse the slice when a cross-replica collective, run alone, ends at different times on
-    its members: its group's messages cross different network dimensions (the default mode's
-    path rule, ``topology/multidim.py``: a data-parallel ring with members 0, 2, 4, 6 on
-    4-rank nodes crosses the inter-node link only from 2 to 4 and back from 6 to 0), so the
-    replicas leave it at different times and no longer follow one timeline."""
-    ends: dict[tuple[int, str], float] = {}
-    for rank, g in enumerate(workload.graphs):
-        for k, p in enumerate(positions[workload.stage_of_rank[rank]].tolist()):
-            name = g.pg_name[p]
-            first = ends.setdefault((k, name), sync[rank][k])
-            if sync[rank][k] != first:
-                raise ConfigError(
-                    f"{g.node_summary(p)} (group {name!r}) ends at different times on its members "
-                    f"({first:.9g} s and {sync[rank][k]:.9g} s run alone): its messages cross the network's "
-                    "dimensions unevenly, so the data-parallel replicas do not follow one timeline; simulate every rank",
-                    field="comm_groups",
-                )
-
-
-def _check_clear_start(
-    workload: GeneratedWorkload, positions: list[np.ndarray], run: RunResult, ran: list[int], sync_records: list[list[Any]]
-) -> None:
-    """Refuse the slice when a stand-in did not start as its collective would in the full run,
-    with every member at once and the injection ports it sends on free (the run alone that
-    priced it had them free). Two ways it can differ:
-
-    - the replica-0 members of a cross-replica group (with context parallelism: the ranks of
-      a dp x cp group that differ in their CP index) reach it at different times; the full
-      run starts the collective at the last one, each stand-in at its own rank's time;
-    - a rank's earlier collective ended on it before it ended on a peer (a group spanning
-      pipeline stages, such as the tied-embedding all-reduce of the first and last stage,
-      entered at different times): the rank's last messages of it may still hold its
-      injection port of a dimension (``network/injection.py``) and delay the cross-replica
-      collective's messages on that dimension. Every message a rank sends in a collective is
-      awaited by a peer and arrives no earlier than its port frees, so the ports it sent on
-      are free once the collective has ended on all its members; a stand-in sending on such
-      a dimension before then is refused (a sufficient condition).
-
-    ``ran``: the replica-0 ranks that ran their graphs (mirrors repeat their representative);
-    ``sync_records[rank][k]``: its ``k``-th cross-replica collective run alone."""
-    ends: dict[tuple[str, int], float] = {}  # (group, k-th collective on it) -> last member's end ns
-    sent: dict[int, list[tuple[list[int], tuple[str, int]]]] = {}  # rank -> (bytes per dim, instance)
+def _check_even(workload: GeneratedWorkload, run: RunResult, cross: set[str], counterpart: list[int]) -> None:
+    """Refuse the slice when a rank of another replica left a cross-replica collective at a
+    different time than the replica-0 rank it repeats: the group's messages cross the network's
+    dimensions unevenly (the default mode's path rule, ``topology/multidim.py``: a
+    data-parallel ring with members 0, 2, 4, 6 on 4-rank nodes crosses the inter-node link only
+    from 2 to 4 and back from 6 to 0), so the replicas no longer follow one timeline. A
+    collective run by a group-symmetric representative ends at one time on every member; one
+    run rank by rank leaves a record per member, the other replicas' included. ``cross``: the
+    cross-replica collectives' groups."""
+    ends: dict[tuple[str, int, int], tuple[int, float]] = {}  # (group, k, replica-0 rank) -> (rank, end ns)
     count: dict[tuple[int, str], int] = {}
     for rec in run.collectives:
+        if rec.group not in cross:
+            continue
         k = count[(rec.rank, rec.group)] = count.get((rec.rank, rec.group), -1) + 1
-        key = (rec.group, k)
-        ends[key] = max(ends.get(key, rec.end_ns), rec.end_ns)
-        sent.setdefault(rec.rank, []).append((rec.dim_bytes, key))
-    starts: dict[tuple[int, str], tuple[int, float]] = {}
-    for rank in ran:
-        g = workload.graphs[rank]
-        timeline = run.timelines[rank].start_ns
-        for k, p in enumerate(positions[workload.stage_of_rank[rank]].tolist()):
-            start = timeline[p]
-            dims = [d for d, n in enumerate(sync_records[rank][k].dim_bytes) if n]
-            busy = max((ends[key] for dim_bytes, key in sent.get(rank, ()) if any(dim_bytes[d] for d in dims)), default=0.0)
-            if busy > start:
+        first = ends.setdefault((rec.group, k, counterpart[rec.rank]), (rec.rank, rec.end_ns))
+        if rec.end_ns != first[1]:
+            g = workload.graphs[rec.rank]
+            p = int(g.positions_of_ids(np.array([rec.node_id], dtype=np.int64))[0])
+            raise ConfigError(
+                f"{g.node_summary(p)} (group {rec.group!r}) ends at different times on ranks {first[0]} and {rec.rank} "
+                f"({first[1]:.9g} ns and {rec.end_ns:.9g} ns) of two replicas: its messages cross the network's "
+                "dimensions unevenly, so the data-parallel replicas do not follow one timeline; simulate every rank",
+                field="comm_groups",
+            )
+
+
+def _check_translates(platform: Platform, workload: GeneratedWorkload, images: dict[int, list[int]], cross: set[str]) -> None:
+    """Refuse the slice unless every replica is replica 0 moved along the network: for every
+    two replica-0 ranks that exchange messages (send and receive peers, members of one
+    collective's group other than a cross-replica one), their counterparts in every other
+    replica have the same ``MultiDimTopology.shape`` between them (the dimensions crossed and
+    the offset in each), so each replica's messages have replica 0's delays and ports
+    (``InjectionPorts.copy_busy`` translates ports by it). ``images[r]``: replica-0 rank
+    ``r``'s counterparts, replica by replica. Each pair is looked at once."""
+    from trainsim.topology import MultiDimTopology
+
+    topo = MultiDimTopology.of_network(platform.network, compat_astra=platform.compat == "astra")
+    groups = platform.comm_groups
+    pairs: set[tuple[int, int]] = set()
+    seen_groups: set[str] = set()
+    for r in images:
+        g = workload.graphs[r]
+        for kind, column in _PEER_COLUMNS:
+            pairs.update((r, int(peer)) for peer in set(getattr(g, column)[g.types == kind].tolist()))
+        names = g.pg_name
+        for name in {names[p] for p in np.flatnonzero(g.types == NodeType.COMM_COLL_NODE).tolist()} - cross - seen_groups:
+            seen_groups.add(name)
+            members = groups.get(name, ())
+            pairs.update((a, b) for a in members for b in members if a != b)
+    for a, b in sorted(pairs):
+        want = topo.shape(a, b)
+        for x, y in zip(images[a], images[b], strict=True):
+            if topo.shape(x, y) != want:
                 raise ConfigError(
-                    f"rank {rank}: {g.node_summary(p)} starts at {start:.9g} ns while an earlier collective that sent on "
-                    f"its dimensions {dims} runs on a peer until {busy:.9g} ns (its injection ports may still be busy), "
-                    "so it would not run as it does alone; simulate every rank",
+                    f"ranks {a} and {b} of data-parallel replica 0 exchange messages across {want} (dimension, offset), "
+                    f"their counterparts {x} and {y} of another replica across {topo.shape(x, y)}: the replicas do not "
+                    "follow one timeline on this network; simulate every rank",
                     field="comm_groups",
                 )
-            seen = starts.setdefault((k, g.pg_name[p]), (rank, start))
-            if seen[1] != start:
-                raise ConfigError(
-                    f"{g.node_summary(p)} (group {g.pg_name[p]!r}) starts at different times on ranks {seen[0]} and "
-                    f"{rank} of one replica ({seen[1]:.9g} and {start:.9g} ns): the full run starts it at the "
-                    "later, the slice at each; simulate every rank",
-                    field="comm_groups",
-                )
-
-
-def _sync_nodes(workload: GeneratedWorkload, positions: list[np.ndarray]) -> int:
-    """Nodes of the cross-replica runs: one per rank and cross-replica collective."""
-    return sum(positions[stage].size for stage in workload.stage_of_rank)
-
-
-def _stand_in_template(graph: WorkloadGraph, pos: np.ndarray) -> WorkloadGraph:
-    """``graph`` with the collectives at ``pos`` turned into compute nodes (durations set per
-    rank later); the first also gets control dependencies on every earlier send or collective
-    that nothing depends on, so it starts when the rank's communication slot would be free."""
-    types = graph.types.copy()
-    types[pos] = NodeType.COMP_NODE
-    first = int(pos[0])
-    ptr, dep_pos = graph.dep_indices(ctrl=True)
-    has_child = np.zeros(len(graph), dtype=bool)
-    has_child[dep_pos[dep_pos >= 0]] = True
-    earlier = np.arange(first)
-    comm = np.isin(graph.types[:first], _COMM_SLOT)
-    wait_ids = graph.ids[earlier[comm & ~has_child[:first]]]
-    counts = np.diff(graph.ctrl_dep_ptr)
-    counts[first] += wait_ids.size
-    ctrl_ptr = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
-    hi = int(graph.ctrl_dep_ptr[first + 1])
-    ctrl_ids = np.concatenate((graph.ctrl_dep_ids[:hi], wait_ids, graph.ctrl_dep_ids[hi:])).astype(np.int64)
-    return replace(graph, types=types, ctrl_dep_ptr=ctrl_ptr, ctrl_dep_ids=ctrl_ids, use_ctrl_deps=True)
 
 
 @collector_paused()  # engine.kernel.collector_paused: no garbage cycles to look for
@@ -336,64 +244,58 @@ def simulate_replica(
 ) -> ReplicaResult:
     """One training step of ``workload`` on ``platform`` (the full platform, with the workload's
     communicator groups: :meth:`GeneratedWorkload.platform`), simulating data-parallel
-    replica 0 and the cross-replica collectives separately. Equal to
-    ``simulate(platform, workload.graphs).makespan_s`` under the preconditions of this module.
+    replica 0, whose cross-replica collectives run with the other replicas' ranks as mirrors.
+    Equal to ``simulate(platform, workload.graphs)`` under the preconditions of this module.
     With ``mirror``, the tensor-parallel peers of a stage's first rank run as its mirrors
-    (:func:`tensor_mirrors`) when they provably behave as it. ``progress`` hears of every
-    simulation as one: nodes done of all to simulate."""
+    (:func:`tensor_mirrors`) when they provably behave as it. ``progress`` hears of the run:
+    nodes done of all to simulate."""
     _check(workload, backend)
     stages = max(workload.stage_of_rank) + 1
     positions = [_cross_positions(workload, s) for s in range(stages)]
     why = why_not_partial(platform, memory_traffic=has_memory_nodes(workload.graphs))
     if why:
         raise ConfigError(why)
-    replica_nodes = sum(len(g) for g, replica in zip(workload.graphs, workload.replica_of_rank, strict=True) if replica == 0)
-    overall = _Overall(progress, _sync_nodes(workload, positions) + replica_nodes)
-    t0 = time.perf_counter()
-    sync, sync_records = _sync_times(platform, workload, positions, backend, overall)
-    _check_even(platform, workload, positions, sync)
-    t1 = time.perf_counter()
+    from trainsim.system.symmetry.replica_result import counterparts
+
+    counterpart = counterparts(workload)
     empty = GraphBuilder(source="replica-slice: other replica").build()
-    templates: dict[int, WorkloadGraph] = {}  # id(ids array) -> stand-in template
-    graphs: list[WorkloadGraph] = []
-    replica0: list[int] = []
-    for rank, g in enumerate(workload.graphs):
-        if workload.replica_of_rank[rank] != 0:
-            graphs.append(empty)
-            continue
-        replica0.append(rank)
-        pos = positions[workload.stage_of_rank[rank]]
-        if pos.size == 0:
-            graphs.append(g)
-            continue
-        key = id(g.ids)
-        base = templates.get(key)
-        if base is None:
-            base = templates[key] = _stand_in_template(g, pos)
-        duration = g.duration_s.copy()
-        duration[pos] = sync[rank]
-        graphs.append(replace(base, duration_s=duration, pg_name=g.pg_name, comm_src=g.comm_src, comm_dst=g.comm_dst,
-                              involved_dim=g.involved_dim, rank=rank, source=g.source))
+    graphs = [g if replica == 0 else empty for g, replica in zip(workload.graphs, workload.replica_of_rank, strict=True)]
+    replica0 = [r for r, replica in enumerate(workload.replica_of_rank) if replica == 0]
+    images: dict[int, list[int]] = {r: [] for r in replica0}  # replica-0 rank -> its counterparts, replica by replica
+    for rank in sorted(range(len(counterpart)), key=workload.replica_of_rank.__getitem__):
+        if counterpart[rank] != rank:
+            images[counterpart[rank]].append(rank)
+    own = {(r, workload.graphs[r].pg_name[p]) for r in replica0 for p in positions[workload.stage_of_rank[r]].tolist()}
+    cross = {name for _, name in own}
+    _check_translates(platform, workload, images, cross)
+    overall = _Overall(progress, sum(len(graphs[r]) for r in replica0))
+    t0 = time.perf_counter()
     mirrors = tensor_mirrors(platform, workload, graphs, replica0) if mirror else {}
     for ms in mirrors.values():
         for m in ms:
             overall.total -= len(graphs[m])
             graphs[m] = empty
-    run = simulate(platform, graphs, backend=backend, mirrors=mirrors or None, progress=overall.during())
-    overall.finished(run.makespan_s * 1e9, sum(len(g) for g in graphs))
     mirror_of = {m: rep for rep, ms in mirrors.items() for m in ms}
-    _check_clear_start(workload, positions, run, [r for r in replica0 if r not in mirror_of], sync_records)
-    t2 = time.perf_counter()
+    joined = {r: mirrors.get(r, ()) + tuple(images[r]) for r in replica0 if r not in mirror_of}
+    joined = {r: ms for r, ms in joined.items() if ms}
+    run = simulate(platform, graphs, backend=backend, mirrors=joined or None, mirror_ports=True, progress=overall.during())
+    overall.finished(run.makespan_s * 1e9, sum(len(g) for g in graphs))
+    _check_even(workload, run, cross, counterpart)
+    sync: dict[int, list[float]] = {r: [] for r in replica0}
+    for rec in run.collectives:
+        if (rec.rank, rec.group) in own:
+            sync[rec.rank].append((rec.end_ns - rec.start_ns) / 1e9)
+    for m, rep in mirror_of.items():
+        sync[m] = list(sync[rep])
     return ReplicaResult(
         makespan_s=run.makespan_s,
         run=run,
-        sync_s={r: sync[r] for r in replica0},
-        ranks_simulated=len(replica0) - sum(len(ms) for ms in mirrors.values()),
-        wall_s={"sync": t1 - t0, "replica": t2 - t1},
+        sync_s=sync,
+        ranks_simulated=len(replica0) - len(mirror_of),
+        wall_s={"replica": time.perf_counter() - t0},
         events=run.events,
         mirror_of=mirror_of,
         positions=positions,
-        sync_records=sync_records,
     )
 
 
@@ -415,8 +317,8 @@ def tensor_mirrors(
     (its tensor-parallel peers), as ``{representative: mirrors}``; ``{}`` when that cannot be
     shown.
 
-    Rank ``i`` of a stage mirrors rank 0 of it when renaming rank ``i`` of every stage to rank
-    0 of that stage turns its graph into rank 0's: the same arrays apart from peers and
+    Rank ``i`` of a stage mirrors rank 0 of it when renaming rank ``i`` of every stage, in
+    every replica, to rank 0 of that stage and replica turns its graph into rank 0's: the same arrays apart from peers and
     groups; each send / receive peer renamed to the representative's peer along the same
     network path (the dimensions it crosses and the coordinate offset in each,
     ``MultiDimTopology.path``, so the same delay and port); each collective either
@@ -434,6 +336,9 @@ def tensor_mirrors(
     width = {len(rs) for rs in stages.values()}
     if len(width) != 1 or width == {1}:
         return {}
+    places: dict[tuple[int, int], list[int]] = {}  # (stage, replica) -> its ranks, ascending
+    for r, place in enumerate(zip(workload.stage_of_rank, workload.replica_of_rank, strict=True)):
+        places.setdefault(place, []).append(r)
     net = platform.network
     topo = MultiDimTopology.of_network(net, compat_astra=platform.compat == "astra")
     groups = {name: tuple(members) for name, members in platform.comm_groups.items()}
@@ -445,7 +350,7 @@ def tensor_mirrors(
 
     mirrors: dict[int, tuple[int, ...]] = {}
     for i in range(1, width.pop()):
-        rename = {rs[i]: rs[0] for rs in stages.values()}
+        rename = {rs[i]: rs[0] for rs in places.values()}
         for rs in stages.values():
             if not _mirrors_rank(graphs[rs[i]], graphs[rs[0]], rs, rename, groups, shape):
                 return {}
@@ -455,8 +360,9 @@ def tensor_mirrors(
     for rep in mirrors:
         if not _issues_alone_or_with_its_mirrors(graphs[rep], mirror_of, groups):
             return {}
-    if why_not_mirrored_ports(platform, graphs, mirror_of, compat_astra=platform.compat == "astra"):
-        return {}
+    # no ``partial.why_not_mirrored_ports`` here: the slice runs with ``mirror_ports``, so a
+    # mirror joining a collective has its representative's busy ports, which are its own in
+    # the full run (every message it sends there is the representative's at the same offsets)
     return mirrors
 
 

@@ -1,19 +1,18 @@
 """Every rank's result of a replica slice (DESIGN.md, system layer; "Speed: symmetry first").
 
 :func:`trainsim.system.symmetry.replica.simulate_replica` runs data-parallel replica 0 (one
-rank per pipeline stage when tensor-parallel mirrors stand for the others) and each
-cross-replica collective alone. Every other rank repeats a rank that ran, up to renaming: a
-mirror its stage's first rank, a rank of replica ``k`` the replica-0 rank of the same stage and
-position. :func:`world_result` builds the :class:`~trainsim.system.result.RunResult` of the
-whole machine from that, as ``simulate`` returns it for a run of every rank:
+rank per pipeline stage when tensor-parallel mirrors stand for the others), the other replicas'
+ranks joining its cross-replica collectives. Every other rank repeats a rank that ran, up to
+renaming: a mirror its stage's first rank, a rank of replica ``k`` the replica-0 rank of the
+same stage and position. :func:`world_result` builds the
+:class:`~trainsim.system.result.RunResult` of the whole machine from that, as ``simulate``
+returns it for a run of every rank:
 
-- ``ranks``: each rank's times, those of the rank it repeats (cross-replica collectives counted
-  as communication, ``ReplicaResult.rank_results``);
+- ``ranks``: each rank's times, those of the rank it repeats;
 - ``timelines``: each rank's own graph (collectives on its own groups, its own pipeline peers)
   with the issue and completion times of the rank it repeats (the same lists, not copies);
 - ``collectives``: every rank's records (:class:`ReplicaRecords`, made on access): the
-  repeated rank's, renamed, and the rank's own records of its cross-replica collectives,
-  moved to when its stand-in ran.
+  repeated rank's, renamed.
 
 Times in ns inside records and timelines, seconds in rank results.
 """
@@ -49,10 +48,8 @@ def counterparts(workload: GeneratedWorkload) -> list[int]:
     return out
 
 
-def world_result(sliced: ReplicaResult, workload: GeneratedWorkload, positions: Sequence[np.ndarray], sync_records: Sequence[Sequence[Any]]) -> RunResult:
-    """The whole machine's result of a replica slice. ``positions[stage]``: positions of the
-    stage's cross-replica collectives; ``sync_records[rank][k]``: rank's record of its ``k``-th
-    cross-replica collective run alone (from time 0)."""
+def world_result(sliced: ReplicaResult, workload: GeneratedWorkload) -> RunResult:
+    """The whole machine's result of a replica slice."""
     run = sliced.run
     part = counterparts(workload)
     mirror_of = sliced.mirror_of
@@ -60,14 +57,11 @@ def world_result(sliced: ReplicaResult, workload: GeneratedWorkload, positions: 
     by_rank = {r.rank: r for r in sliced.rank_results()}
     ranks: list[RankResult] = []
     timelines: list[NodeTimeline] = []
-    moved: list[list[Any]] = []
     for rank, graph in enumerate(workload.graphs):
         own = by_rank[part[rank]]
         ranks.append(own if own.rank == rank else replace(own, rank=rank))
         ran = run.timelines[source[rank]]
         timelines.append(NodeTimeline(graph, ran.start_ns, ran.end_ns))
-        pos = positions[workload.stage_of_rank[rank]]
-        moved.append([_moved(rec, int(graph.ids[p]), ran.start_ns[p]) for rec, p in zip(sync_records[rank], pos.tolist(), strict=True)])
     simulated = set(source)
     base: dict[int, list[Any]] = {r: [] for r in simulated}
     for rec in run.collectives:
@@ -79,32 +73,24 @@ def world_result(sliced: ReplicaResult, workload: GeneratedWorkload, positions: 
         events=sliced.events,
         info={**run.info, "mode": "replica slice", "ranks_simulated": sliced.ranks_simulated, "world": len(ranks)},
         timelines=timelines,
-        collectives=ReplicaRecords(base, source, workload.graphs, moved),
+        collectives=ReplicaRecords(base, source, workload.graphs),
     )
-
-
-def _moved(record: Any, node_id: int, start_ns: float) -> Any:
-    """A cross-replica collective's record, run alone from 0, moved to ``start_ns`` (when the
-    rank's stand-in for it ran) and given the node's id."""
-    spans = [[a + start_ns if a >= 0 else a, b + start_ns if b >= 0 else b] for a, b in record.chunk_spans]
-    return replace(record, node_id=node_id, start_ns=record.start_ns + start_ns, end_ns=record.end_ns + start_ns, chunk_spans=spans)
 
 
 class ReplicaRecords(LazySequence[Any]):
     """Every rank's collective records, rank by rank: the records of the rank it repeats
     (``source[rank]``, which ran) with ``rank`` and ``group`` (the rank's own communicator
-    group of that node) replaced, then its own moved cross-replica records. Made on access;
-    the lists inside a record are shared with the record it repeats."""
+    group of that node) replaced. Made on access; the lists inside a record are shared with
+    the record it repeats."""
 
-    __slots__ = ("base", "source", "graphs", "moved", "offsets", "_last")
+    __slots__ = ("base", "source", "graphs", "offsets", "_last")
 
-    def __init__(self, base: dict[int, list[Any]], source: list[int], graphs: Sequence[WorkloadGraph], moved: list[list[Any]]) -> None:
-        counts = [len(base[source[r]]) + len(moved[r]) for r in range(len(source))]
+    def __init__(self, base: dict[int, list[Any]], source: list[int], graphs: Sequence[WorkloadGraph]) -> None:
+        counts = [len(base[source[r]]) for r in range(len(source))]
         super().__init__(sum(counts))
         self.base = base
         self.source = source
         self.graphs = graphs
-        self.moved = moved
         self.offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
         self._last: tuple[int, list[str]] = (-1, [])
 
@@ -129,31 +115,25 @@ class ReplicaRecords(LazySequence[Any]):
         else:
             for rec, group in zip(own, self._rank_groups(rank), strict=True):
                 yield replace(rec, rank=rank, group=group)
-        yield from self.moved[rank]
 
     def item(self, index: int) -> Any:
         rank = int(np.searchsorted(self.offsets, index, side="right")) - 1
         j = index - int(self.offsets[rank])
         own = self.base[self.source[rank]]
-        if j >= len(own):
-            return self.moved[rank][j - len(own)]
         if self.source[rank] == rank:
             return own[j]
         return replace(own[j], rank=rank, group=self._rank_groups(rank)[j])
 
     def represented(self) -> Iterator[tuple[Any, int]]:
         """Each record of the ranks that ran with the number of ranks that repeat it (itself
-        included; the others on their own groups), then every rank's own cross-replica
-        records (count 1): what a report needs without making every record."""
+        included; the others on their own groups): what a report needs without making every
+        record."""
         repeats: dict[int, int] = {}
         for src in self.source:
             repeats[src] = repeats.get(src, 0) + 1
         for src, count in sorted(repeats.items()):
             for rec in self.base[src]:
                 yield rec, count
-        for moved in self.moved:
-            for rec in moved:
-                yield rec, 1
 
     def __iter__(self) -> Iterator[Any]:
         for rank in range(len(self.source)):
