@@ -165,14 +165,16 @@ def test_comet_2d_study_resumes_and_keeps_its_rows_apart(tiny, tiny_2d, tmp_path
     assert not any("in the store" in line for line in said)
 
 
-def test_estimate_of_tp_across_nodes_against_simulation(tiny_2d, tmp_path):
+@pytest.mark.parametrize("nodes", [2, 4])
+def test_estimate_of_tp_across_nodes_against_simulation(tiny_2d, tmp_path, nodes):
     from trainsim.sweep.runner import run_items
 
-    # TP 8 on 2 nodes of 4 at 12.5 GB/s between them: the TP rings cross nodes
+    # TP 8 on nodes of 4 at 12.5 GB/s between them: on 2 nodes the TP group is the machine (its
+    # collectives run on the dimensions), on 4 a group of two nodes (a ring with two crossing edges)
     only_tp8 = replace(tiny_2d, space=replace(tiny_2d.space, tp=(8,)), top_k=1)
     with SweepStore(tmp_path / "sim2d.sqlite") as store:
-        (row,) = run_study([Cluster(nodes=2, npus_per_node=4, hbm_gb=0.12, inter_gbps=12.5)], store, only_tp8, run=run_items)
-    assert row["best_tp"] == 8 and row["simulated"] == 1 and row["tp_s"] > 0.5 * row["step_s"]
+        (row,) = run_study([Cluster(nodes=nodes, npus_per_node=4, hbm_gb=0.12, inter_gbps=12.5)], store, only_tp8, run=run_items)
+    assert row["best_tp"] == 8 and row["best_dp"] == nodes // 2 and row["simulated"] == 1 and row["tp_s"] > 0.5 * row["step_s"]
     assert abs(row["best_estimate_error"]) < 0.10
 
 
