@@ -8,8 +8,10 @@ import pytest
 
 from trainsim.compute import get_device
 from trainsim.config.platform import parse_platform
+from trainsim.errors import ConfigError
 from trainsim.memory.expansion import resolve_memory
 from trainsim.optimize.comet import (
+    COMET_2D_SPACE,
     DEVICE,
     STUDY_SPACE,
     Cluster,
@@ -107,6 +109,84 @@ def test_tp_stays_within_a_node_unless_asked(tiny):
     assert replace(tiny, tp_within_node=False).space_for(c).tp == (1, 2, 4, 8)
 
 
+@pytest.fixture
+def tiny_2d(tiny):
+    """COMET's 2-D space on the tiny model: TP of any degree (crossing nodes), PP 1."""
+    return replace(StudyInputs.named("comet-2d", model=tiny.model, global_batch=64), space=replace(COMET_2D_SPACE, micro_batch=(1, 2)))
+
+
+def test_comet_2d_space_is_model_x_data_parallelism_across_nodes(tiny, tiny_2d, tmp_path):
+    c = Cluster(nodes=2, npus_per_node=4, hbm_gb=1.0, inter_gbps=12.5)  # every split fits
+    assert tiny_2d.space_for(c).pp == (1,) and tiny_2d.space_for(c).tp is None and not tiny_2d.tp_within_node
+    three = StudyInputs.named("3d", model=tiny.model, global_batch=64)
+    assert three.space_for(c).tp == (1, 2, 4) and three.space_for(c).pp == STUDY_SPACE.pp
+    with pytest.raises(ConfigError, match="--space 'pp-only': expected one of 3d, comet-2d"):
+        StudyInputs.named("pp-only")
+    with SweepStore(tmp_path / "2d.sqlite") as store:
+        (row,) = run_study([c], store, tiny_2d)
+    splits = row["by_split"]
+    # every split is MP x DP with no pipeline, and TP 8 (two nodes of 4) is among them
+    assert all(name.split("_")[1] == "PP1" for name in splits) and "TP8_PP1_DP1" in splits
+    assert {int(n.split("_")[0][2:]) for n in splits} == {1, 2, 4, 8}  # every divisor of the 8 NPUs
+    assert row["best_pp"] == 1 and row["best_tp"] * row["best_dp"] == 8
+
+
+def test_tp_across_nodes_is_limited_by_the_inter_node_bandwidth(tiny_2d, tmp_path):
+    only_tp8 = replace(tiny_2d, space=replace(tiny_2d.space, tp=(8,)))
+    bandwidths = (1.0, 12.5, 100.0)
+    clusters = [Cluster(nodes=n, npus_per_node=16 // n, hbm_gb=0.12, inter_gbps=g) for n in (4, 2) for g in bandwidths]
+    with SweepStore(tmp_path / "tp8.sqlite") as store:
+        rows = run_study(clusters, store, only_tp8)
+    assert all(r["best_tp"] == 8 for r in rows)
+    across, within = [r["tp_s"] for r in rows[:3]], [r["tp_s"] for r in rows[3:]]
+    # on nodes of 8 the TP rings never leave one; on nodes of 4 two of their eight edges cross,
+    # priced on both dimensions: the inter-node bandwidth sets their cost
+    assert within[0] == within[1] == within[2] > 0
+    assert across[0] > across[1] > across[2] > within[0]
+    assert across[0] > 5 * across[2]  # 1 against 100 GB/s: the crossing edges bind
+
+
+def test_comet_2d_study_resumes_and_keeps_its_rows_apart(tiny, tiny_2d, tmp_path):
+    clusters = [Cluster(nodes=2, npus_per_node=4, hbm_gb=0.12, inter_gbps=g) for g in (12.5, 100.0)]
+    path = tmp_path / "resume.sqlite"
+    with SweepStore(path) as store:
+        first = run_study(clusters[:1], store, tiny_2d)  # interrupted after one cluster
+    said: list[str] = []
+    with SweepStore(path) as store:
+        rows = run_study(clusters, store, tiny_2d, progress=said.append)
+        assert store.count() == 2
+    assert "in the store" in said[0] and "in the store" not in said[1]
+    assert rows[0]["key"] == first[0]["key"] and rows[0]["step_s"] == first[0]["step_s"]
+    # the 3-D space on the same clusters is another search: its rows are keyed apart
+    said.clear()
+    with SweepStore(path) as store:
+        run_study(clusters, store, replace(tiny, global_batch=64), progress=said.append)
+        assert store.count() == 4
+    assert not any("in the store" in line for line in said)
+
+
+UNEVEN_RING = pytest.mark.xfail(
+    strict=True,
+    reason="known gap (docs/comet.md, 'The estimate against simulation in the 2-D space'): a TP ring over "
+    "part of the machine whose edges cross nodes unevenly is priced as if its members started every "
+    "collective together; simulated, they drift apart and the slow edges' ports stay busy across "
+    "collectives, so the step is shorter (here the estimate is 23% high)",
+)
+
+
+@pytest.mark.parametrize("nodes", [2, pytest.param(4, marks=UNEVEN_RING)])
+def test_estimate_of_tp_across_nodes_against_simulation(tiny_2d, tmp_path, nodes):
+    from trainsim.sweep.runner import run_items
+
+    # TP 8 on nodes of 4 at 12.5 GB/s between them: on 2 nodes the TP group is the machine (its
+    # collectives run on the dimensions), on 4 a group of two nodes (a ring with two crossing edges)
+    only_tp8 = replace(tiny_2d, space=replace(tiny_2d.space, tp=(8,)), top_k=1)
+    with SweepStore(tmp_path / "sim2d.sqlite") as store:
+        (row,) = run_study([Cluster(nodes=nodes, npus_per_node=4, hbm_gb=0.12, inter_gbps=12.5)], store, only_tp8, run=run_items)
+    assert row["best_tp"] == 8 and row["best_dp"] == nodes // 2 and row["simulated"] == 1 and row["tp_s"] > 0.5 * row["step_s"]
+    assert abs(row["best_estimate_error"]) < 0.10
+
+
 def test_cli_study_comet(tiny, tmp_path, capsys):
     from trainsim.cli.main import EXIT_USER_ERROR, main
 
@@ -118,6 +198,11 @@ def test_cli_study_comet(tiny, tmp_path, capsys):
     assert "3 of 4 clusters feasible" in out and "only with the tier" in out and (tmp_path / "f.png").exists()
     assert main([*args[:-2], "--npus-per-node", "3"]) == EXIT_USER_ERROR
     assert "expected whole divisors of --npus 16" in capsys.readouterr().err
+    two_d = [*args[:-2], "--space", "comet-2d", "--store", str(tmp_path / "s2d.sqlite")]
+    assert main(two_d) == 0
+    assert "space comet-2d" in capsys.readouterr().out
+    assert main([*two_d, "--space", "2d"]) == EXIT_USER_ERROR
+    assert "--space '2d': expected one of 3d, comet-2d" in capsys.readouterr().err
 
 
 def test_study_simulates_the_best_and_reports_the_estimates_error(tiny, tmp_path):

@@ -280,3 +280,24 @@ def test_a_representative_that_would_wait_for_another_ranks_mirror_gets_none():
     coll = {"comm_type": int(CommType.ALL_REDUCE), "pg_name": "g"}
     assert not _issues_alone_or_with_its_mirrors(graph(**coll), mirror_of, groups)
     assert _issues_alone_or_with_its_mirrors(graph(**coll), {1: 0}, groups)
+
+
+def test_tensor_peers_on_an_uneven_ring_are_not_mirrors():
+    """A tensor-parallel ring that crosses nodes on two of its edges (TP 8 on nodes of 4) ends
+    at a different time on each member, and the slow edges' injection ports carry into the next
+    collective: its peers do not behave as the stage's first rank, and the step equals the full
+    run's (taken here on every rank: the slice then meets a busy port); with TP inside a node
+    (an even ring) they are still mirrors."""
+    platform = Platform(network=NetworkSpec((DimSpec("Switch", 4, 300e9, 700.0), DimSpec("Switch", 4, 12.5e9, 2000.0))))
+    for tp, dp in ((8, 2), (4, 4)):
+        w = generate(_shrunk_1_7b(), Parallelism(tp=tp, dp=dp, sp=True, micro_batch=1, global_batch=dp), OperatorTimer("A100"),
+                     network_sizes=(4, 4))  # fmt: skip
+        full = simulate(w.platform(platform), w.graphs, symmetry=False)
+        run = simulate_generated(platform, w)
+        assert run.result.makespan_s == pytest.approx(full.makespan_s, rel=1e-12)
+        if tp == 4:
+            assert run.mode == "replica slice" and run.ranks_simulated == 1
+            continue
+        assert run.ranks_simulated > 1
+        first = min(r.node_id for r in full.collectives)  # the members of one collective end apart
+        assert len({round(r.end_ns) for r in full.collectives if r.node_id == first and r.rank < tp}) > 1

@@ -41,7 +41,8 @@ def comet(
     intra_gbps: str | None = typer.Option(None, "--intra-gbps", help="Intra-node bandwidths per NPU, GB/s."),
     npus_per_node: str | None = typer.Option(None, "--npus-per-node", help="NPUs per node (nodes = 1,024 / this)."),
     npus: int = typer.Option(1024, "--npus", help="NPUs of every cluster."),
-    zero: str = typer.Option("0", "--zero", help="ZeRO stages searched (default 0: COMET's model x data parallelism; 0,1,2,3 adds ZeRO)."),
+    space: str = typer.Option("3d", "--space", help="Strategies: 3d (TP x PP x DP, TP within a node) or comet-2d (COMET's MP x DP: TP of any degree, crossing nodes, PP 1)."),
+    zero: str = typer.Option("0", "--zero", help="ZeRO stages searched (default 0: model x data parallelism without ZeRO; 0,1,2,3 adds ZeRO)."),
     pcm: bool = typer.Option(False, "--pcm", help="Also a PCM-backed tier (tri-level, 4 x 16 banks x 8 devices per NPU) for every cluster with a tier."),
     plot: Path | None = typer.Option(None, "--plot", help="Write the frontier plot (PNG) here."),
     top_k: int = typer.Option(0, "--top-k", help="Simulate each cluster's best K strategies and report the estimate's error (0: estimates only)."),
@@ -57,7 +58,6 @@ def comet(
     from trainsim.optimize.comet import (
         DEFAULT_GRID,
         FULL_GRID,
-        STUDY_SPACE,
         StudyInputs,
         cluster_of,
         expansion_gains,
@@ -91,12 +91,12 @@ def comet(
     zeros = tuple(int(z) for z in (_floats(zero, "--zero") or (0,)))
     if top_k < 0 or jobs < 1:
         raise ConfigError(f"--top-k {top_k} / --jobs {jobs}: expected top-k >= 0 and jobs >= 1", field="top_k")
-    inputs = StudyInputs(model=model, global_batch=global_batch, space=replace(STUDY_SPACE, zero=zeros), top_k=top_k, max_every_rank=max_every_rank)
+    inputs = StudyInputs.named(space, zeros, model=model, global_batch=global_batch, top_k=top_k, max_every_rank=max_every_rank)
     console = stdout_console()
     store.parent.mkdir(parents=True, exist_ok=True)
     with SweepStore(store) as st:
         rows = run_study(clusters, st, inputs, progress=console.print, run=run_items if top_k else None, jobs=jobs)
-    table = Table(title=f"{model}, batch {global_batch}: best strategy per cluster (estimate)")
+    table = Table(title=f"{model}, batch {global_batch}, space {space}: best strategy per cluster (estimate)")
     for col in ("cluster", "step", "TP", "PP", "DP", "mb", "ZeRO", "recompute", "offload", "memory/NPU", "simulated", "error"):
         table.add_column(col, justify="right")
     for r in rows:

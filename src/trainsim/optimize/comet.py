@@ -29,6 +29,7 @@ from typing import Any
 
 import yaml
 
+from trainsim.errors import ConfigError
 from trainsim.optimize.strategy.search import ResultStore, RunItems, SearchInputs, search
 from trainsim.optimize.strategy.space import SearchSpace
 
@@ -138,20 +139,33 @@ STUDY_SPACE = SearchSpace(
     sp=(True,),
     schedules=("1f1b",),
 )
-"""The study's strategy space, COMET's: model parallelism (Megatron-style TP x PP with SP,
-1F1B) x data parallelism, without ZeRO, micro-batch 1-4, every recomputation, and every
-offload where a tier exists (the search's default then). ``replace(STUDY_SPACE, zero=(0, 1,
-2, 3))`` (``--zero 0,1,2,3``) adds ZeRO. Narrower than the search's default so that a cluster
-takes seconds (docs/comet.md)."""
+"""The study's default strategy space (``--space 3d``): model parallelism as Megatron-LM
+splits it (TP x PP with SP, 1F1B; TP within a node, :attr:`StudyInputs.tp_within_node`) x data
+parallelism, without ZeRO, micro-batch 1-4, every recomputation, and every offload where a
+tier exists (the search's default then). ``replace(STUDY_SPACE, zero=(0, 1, 2, 3))``
+(``--zero 0,1,2,3``) adds ZeRO. Narrower than the search's default so that a cluster takes
+seconds (docs/comet.md)."""
+
+COMET_2D_SPACE = replace(STUDY_SPACE, tp=None, pp=(1,))
+"""COMET's own two-dimensional space (``--space comet-2d``): "MPx_DPy", model parallelism x
+data parallelism with no pipeline dimension, as ASTRA-sim 1.0's ``HYBRID_TRANSFORMER`` workloads
+that COMET ran have it (its artifact's Transformer input has ``model_parallel_NPU_group: 128``
+on 16-NPU packages: the MP group spans nodes; docs/comet.md). MP is tensor parallelism with SP
+of any degree that divides the NPU count (``tp=None``: every divisor, crossing nodes; use it
+with ``tp_within_node=False``), PP 1; micro-batch, recomputation, ZeRO and offload as in
+:data:`STUDY_SPACE` (no activation offload: the search offloads activations only with PP > 1)."""
+
+SPACES: dict[str, tuple[SearchSpace, bool]] = {"3d": (STUDY_SPACE, True), "comet-2d": (COMET_2D_SPACE, False)}
+"""The study's spaces by name (``--space``): the search space and ``tp_within_node``."""
 
 
 @dataclass(frozen=True)
 class StudyInputs:
     """The job every cluster trains, and the strategies searched. ``tp_within_node``: TP
     degrees above the NPUs per node are left out (Megatron-LM keeps tensor parallelism inside
-    a node, Narayanan et al. SC'21 §3.3; in the congestion-unaware network model a TP ring
-    that crosses nodes is priced on the node's switch, docs/strategy.md, which would make
-    such TP look cheap)."""
+    a node, Narayanan et al. SC'21 §3.3); False lets a TP group span nodes (COMET's 2-D space,
+    :data:`COMET_2D_SPACE`: its rings' messages between nodes are priced on both dimensions,
+    the inter-node bandwidth limiting, docs/architecture.md "The network seam")."""
 
     model: str = "transformer-1t"
     global_batch: int = 1536
@@ -163,6 +177,14 @@ class StudyInputs:
     only; a 1,024-NPU Transformer-1T step is minutes per simulation)."""
     max_every_rank: int = 64
     """Simulate strategies that need every rank (ZeRO-3, offload) only up to this many NPUs."""
+
+    @classmethod
+    def named(cls, space: str, zero: tuple[int, ...] = (0,), **kwargs: Any) -> StudyInputs:
+        """Inputs for one of :data:`SPACES` by name, with the ZeRO stages ``zero``."""
+        if space not in SPACES:
+            raise ConfigError(f"--space {space!r}: expected one of {', '.join(SPACES)}", field="space")
+        search_space, within = SPACES[space]
+        return cls(space=replace(search_space, zero=zero), tp_within_node=within, **kwargs)
 
     def space_for(self, c: Cluster) -> SearchSpace:
         if not self.tp_within_node:

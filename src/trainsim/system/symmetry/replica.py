@@ -322,8 +322,10 @@ def tensor_mirrors(
     groups; each send / receive peer renamed to the representative's peer along the same
     network path (the dimensions it crosses and the coordinate offset in each,
     ``MultiDimTopology.path``, so the same delay and port); each collective either
-    on the very group of the representative's node when that group is the stage's ranks (run
-    once, with every member: ``CollectiveRuntime``'s mirrors), or on a group that renames,
+    on the very group of the representative's node when that group is the stage's ranks and
+    every edge of its ring costs alike (run once, with every member: ``CollectiveRuntime``'s
+    mirrors; a ring whose edges cross dimensions unevenly ends at a different time on each
+    member), or on a group that renames,
     member by member and with the same path between every two members, to the
     representative's group. Then, under the
     congestion-unaware backend, every event of the mirror happens when the representative's
@@ -348,11 +350,15 @@ def tensor_mirrors(
         # coordinate offset in each (finer than group.py's classes: Switch offsets kept)
         return tuple((d, (topo.coord(b, d) - topo.coord(a, d)) % topo.sizes[d]) for d in topo.path(a, b))
 
+    def cost(a: int, b: int) -> tuple[tuple[int, int], ...]:
+        # what the message pays under the path rule: the dimensions it crosses, hops in each
+        return tuple((d, topo.hops(d, a, b)) for d in topo.path(a, b))
+
     mirrors: dict[int, tuple[int, ...]] = {}
     for i in range(1, width.pop()):
         rename = {rs[i]: rs[0] for rs in places.values()}
         for rs in stages.values():
-            if not _mirrors_rank(graphs[rs[i]], graphs[rs[0]], rs, rename, groups, shape):
+            if not _mirrors_rank(graphs[rs[i]], graphs[rs[0]], rs, rename, groups, shape, cost):
                 return {}
     for rs in stages.values():
         mirrors[rs[0]] = tuple(rs[1:])
@@ -390,8 +396,10 @@ def _mirrors_rank(
     rename: dict[int, int],
     groups: dict[str, tuple[int, ...]],
     shape: Any,
+    cost: Any,
 ) -> bool:
-    """Whether ``mine`` is ``rep`` renamed (:func:`tensor_mirrors`)."""
+    """Whether ``mine`` is ``rep`` renamed (:func:`tensor_mirrors`); ``cost(a, b)``: what a
+    message from ``a`` to ``b`` pays (the dimensions it crosses, with the hops in each)."""
     for name in _SAME_COLUMNS:
         a, b = getattr(mine, name), getattr(rep, name)
         if a is not b and not np.array_equal(a, b):
@@ -413,6 +421,11 @@ def _mirrors_rank(
             return False  # a whole-machine collective: every replica takes part
         if name == rep_name:
             if set(group) != stage:
+                return False
+            # run once with every member, all ending together: only so when every edge of the
+            # group's ring is alike (a ring whose edges cross dimensions unevenly ends on each
+            # member at its own time, and its slow edges' ports carry into the next collective)
+            if len({cost(a, b) for a, b in zip(group, group[1:] + group[:1], strict=True)}) > 1:
                 return False
             continue
         renamed = tuple(rename.get(r, -1) for r in group)
