@@ -1,6 +1,7 @@
 """The group path's per-collective shortcuts (``symmetry/group.py``, ``collective_runtime.py``:
 a memo's answer taken by ``SymmetricRunner.replay`` in the records' form, plans and
-representatives found once per plan, the checked group found by its identity) give every
+representatives found once per plan, the checked group found by its identity, a group of a
+rank and its mirrors alone flushed without its members' requests) give every
 rank the result of the path without them and of rank by rank, bit for bit: a generated
 training step with many micro-batches (so that almost every tensor-parallel all-reduce is a
 memo's answer) written to Chakra files and read back, folded, in both modes."""
@@ -73,8 +74,14 @@ def test_mirrors_in_the_default_mode(step, monkeypatch):
     assert mirrors
     empty = GraphBuilder(source="mirror").build()
     ran = [empty if any(r in ms for ms in mirrors.values()) else g for r, g in enumerate(graphs)]
-    fast = simulate(platform, ran, compat="default", mirrors=mirrors)
-    assert fast.info["shift_replays"] > 0
+    from trainsim.system.collective_runtime import CollectiveRuntime
+
+    own = []
+    real_flush_own = CollectiveRuntime._flush_own
+    with monkeypatch.context() as m:  # count the groups of a rank and its mirrors alone
+        m.setattr(CollectiveRuntime, "_flush_own", lambda self, token: own.append(1) or real_flush_own(self, token))
+        fast = simulate(platform, ran, compat="default", mirrors=mirrors)
+    assert fast.info["shift_replays"] > 0 and own
     monkeypatch.setattr(SymmetricRunner, "replay", lambda self, key, start_ns: None)
     _assert_equal(fast, simulate(platform, ran, compat="default", mirrors=mirrors))
 

@@ -179,7 +179,7 @@ class CollectiveRuntime:
         # (rank, group name, group) of a request -> ``_issuer``'s checked group, its name, the rank's mirrors in it
         self._issuers: dict[tuple[int, str, tuple[int, ...] | None], tuple[tuple[int, ...] | None, str, tuple[int, ...]]] = {}
         # (rank, group name) -> (the request's group, ``_issuers``' entry and the issue counter's key)
-        self._issuers_named: dict[tuple[int, str], tuple[Any, tuple[Any, str, tuple[int, ...], tuple[int, str]]]] = {}
+        self._issuers_named: dict[tuple[int, str], tuple[Any, tuple[Any, str, tuple[int, ...], tuple[int, str], bool]]] = {}
         self._sym_busy: dict[int, float] = {}
         self._next_tag = 0
         self.symmetric_runs = 0
@@ -199,6 +199,8 @@ class CollectiveRuntime:
         # flush's common case: nothing prices collectives as a whole, no per-node custom algorithm
         self._plain_flush = self._pricer is None and not self.planner.custom.by_node
         self._custom = bool(self.planner.custom)
+        # groups of a rank and its mirrors alone flush as one (``_flush_own``)
+        self._own_groups = self._plain_flush and self._groups is not None and self._groups.enabled
         # (phase type, size, id(members)) -> (members, the planner's plan of a group collective)
         self._group_plans: dict[tuple[int, int, int], tuple[tuple[int, ...], Any]] = {}
         self._ready: list[CollectiveInstance] = []  # priced together at the end of the tick
@@ -218,7 +220,7 @@ class CollectiveRuntime:
         nkey = (rank, request.group_name)
         named = self._issuers_named.get(nkey)
         if named is not None and named[0] is request.group:
-            group, gname, mirrors, ckey = named[1]
+            group, gname, mirrors, ckey, own = named[1]
         else:
             ukey = (rank, request.group_name, request.group)
             issuer = self._issuers.get(ukey)
@@ -226,20 +228,20 @@ class CollectiveRuntime:
                 issuer = self._issuers[ukey] = self._issuer(request)
             group, gname, mirrors = issuer
             ckey = (rank, gname)
-            self._issuers_named[nkey] = (request.group, (group, gname, mirrors, ckey))
+            # a group of the rank and its mirrors alone (:meth:`_flush_own`)
+            own = self._own_groups and group is not None and len(mirrors) + 1 == len(group)
+            self._issuers_named[nkey] = (request.group, (group, gname, mirrors, ckey, own))
         k = self._issue_count.get(ckey, 0)
         self._issue_count[ckey] = k + 1
         ikey = (gname, k)
         inst = self._instances.get(ikey)
         now = self.queue.now
+        if inst is None and own:
+            # complete as issued (no other member issues it): flushed at the same point
+            self.queue.schedule(0.0, self._flush_own, (ikey, ctype, request, on_done, arg, now, group, mirrors))
+            return
         if inst is None:
-            members = self._all_ranks if group is None else tuple(group)
-            phase_type = _MAPPED.get(ctype, ctype)
-            size = int(request.size)
-            if ctype in _PER_MEMBER:
-                size = max(1, size // len(members))
-            inst = CollectiveInstance(ikey, ctype, phase_type, size, members, first_issue_ns=now)
-            self._instances[ikey] = inst
+            inst = self._instances[ikey] = self._new_instance(ikey, ctype, request, group, now)
         elif inst.comm_type != ctype or inst.size != self._effective_size(
             ctype, int(request.size), inst.members
         ):
@@ -261,6 +263,17 @@ class CollectiveRuntime:
         if not inst.flush_scheduled:
             inst.flush_scheduled = True
             self.queue.schedule(0.0, self.flush, inst)
+
+    def _new_instance(
+        self, ikey: tuple[str, int], ctype: int, request: CollectiveRequest, group: tuple[int, ...] | None, now: float
+    ) -> CollectiveInstance:
+        """The instance of a collective first issued now by ``request``'s rank."""
+        members = self._all_ranks if group is None else tuple(group)
+        phase_type = _MAPPED.get(ctype, ctype)
+        size = int(request.size)
+        if ctype in _PER_MEMBER:
+            size = max(1, size // len(members))
+        return CollectiveInstance(ikey, ctype, phase_type, size, members, first_issue_ns=now)
 
     def _issuer(self, request: CollectiveRequest) -> tuple[tuple[int, ...] | None, str, tuple[int, ...]]:
         """For a request's rank and group, checked: the group to run on (None: every rank),
@@ -493,6 +506,38 @@ class CollectiveRuntime:
         self._instances.pop(inst.key, None)
         self.queue.schedule_at(end, self._symmetric_done, works)
 
+    def _flush_own(self, token: tuple[Any, ...]) -> None:
+        """:meth:`flush` of a collective on a group of its rank and that rank's mirrors alone
+        (a folded run's tensor-parallel groups: ``simulate(mirrors=...)``), issued at ``now``:
+        the same plan, checks and memo answer as :meth:`flush` and the group path take, without
+        the instance's list of members' requests; anything else (refused, simulated, rank by
+        rank) goes through :meth:`flush` with the instance as :meth:`issue` makes it."""
+        ikey, ctype, request, on_done, arg, now, group, mirrors = token
+        inst = self._new_instance(ikey, ctype, request, group, now)
+        inst.issued = len(group)
+        self._plan(inst, request)
+        groups = self._groups
+        assert groups is not None  # (``_own_groups``)
+        layout = inst.layout
+        if layout is not None and layout.fast:
+            replayed = groups.replayed(inst)
+            if replayed is not None:
+                busy = groups.busy
+                end = replayed[0]
+                busy[request.rank] = end
+                for mirror in mirrors:
+                    busy[mirror] = end
+                groups.runs += 1
+                self.finish_members(inst, [(request.rank, request, on_done, arg, now)], end, replayed[1], replayed[2], None)
+                return
+        # as issue leaves it: the representative's request, then its mirrors'
+        pending = inst.pending
+        pending.append((request.rank, request, on_done, arg, now))
+        pending.extend([(mirror, request, _mirror_done, None, now) for mirror in mirrors])
+        inst.flush_scheduled = True
+        self._instances[ikey] = inst
+        self.flush(inst)
+
     def flush(self, inst: CollectiveInstance) -> None:
         groups = self._groups
         if self._plain_flush:  # no pricer, no per-node custom algorithm: take_pending, inlined
@@ -695,11 +740,15 @@ class CollectiveRuntime:
         end: float,
         dim_bytes_of_rep: tuple[int, ...],
         spans: list[list[float]],
-        busy: dict[int, float],
+        busy: dict[int, float] | None,
     ) -> None:
         """:meth:`finish_symmetric` of a representative that ended at ``end`` (ns) having sent
         ``dim_bytes_of_rep`` per dimension, its chunks' [start, end] ``spans`` (lists the
-        records keep, shared by every member)."""
+        records keep, shared by every member). Each member of ``pending`` is busy until
+        ``end`` in ``busy`` (None: the caller has done that)."""
+        if busy is not None:
+            for entry in pending:
+                busy[entry[0]] = end
         self.symmetric_runs += 1
         queue = self.queue
         works = []
@@ -712,7 +761,6 @@ class CollectiveRuntime:
         comm_type, gname, nchunks, group_size = inst.comm_type, inst.key[0], len(inst.chunks), len(inst.members)
         in_flight, flying, records, whats = self._in_flight, self._flying, self.records, self._whats
         for rank, request, on_done, arg, _t in pending:
-            busy[rank] = end
             if rank in mirrors:  # it runs nothing and reports its representative's times
                 continue
             if policy != "EXPLICIT":

@@ -112,14 +112,47 @@ class GroupSymmetry:
     def try_run(self, inst: CollectiveInstance, pending: list[Any]) -> bool:
         """Run ``inst`` by a representative member if it qualifies (module docstring); False
         leaves it to the caller (rank by rank)."""
+        if len(pending) != len(inst.members):
+            return False
+        entry = self._qualified(inst)
+        if entry is None:
+            return False
+        rt = self.rt
+        now = rt.queue.now
+        runner = rt._symmetric or rt.symmetric_runner()
+        replayed = runner.replay(entry[4], now)
+        if replayed is not None:  # a memo's answer: run's outcome, in the records' form
+            self.runs += 1
+            rt.finish_members(inst, pending, replayed[0], replayed[1], replayed[2], self.busy)
+            return True
+        outcome = runner.run(entry[2], inst.chunks, inst.tag_base, now, rank=entry[3])
+        if outcome is None:
+            return False
+        self.runs += 1
+        rt.finish_symmetric(inst, pending, outcome, self.busy)
+        return True
+
+    def replayed(self, inst: CollectiveInstance) -> tuple[float, tuple[int, ...], list[list[float]]] | None:
+        """A memo's answer for ``inst`` (every member issued it now) when it qualifies for a
+        representative and the runner has one (``SymmetricRunner.replay``); None otherwise,
+        having changed nothing but caches (the caller then runs :meth:`try_run`'s way)."""
+        entry = self._qualified(inst)
+        if entry is None:
+            return None
+        rt = self.rt
+        return (rt._symmetric or rt.symmetric_runner()).replay(entry[4], rt.queue.now)
+
+    def _qualified(self, inst: CollectiveInstance) -> tuple[Any, Any, Any, int, int] | None:
+        """(layout, chunks, the canonical layout, its representative, the runner's key of its
+        plan) when ``inst``, issued by every member, may run by a representative now (module
+        docstring); else None."""
         layout = inst.layout
         chunks = inst.chunks
         if not (self.enabled and inst.same_tick and layout is not None and layout.fast and chunks):
-            return False
+            return None
         members = inst.members
-        n = len(members)
-        if len(pending) != n or inst.issued != n:
-            return False
+        if inst.issued != len(members):
+            return None
         rt = self.rt
         now = rt.queue.now
         # what the plan decides (the canonical layout and its representative, or None), once
@@ -129,31 +162,21 @@ class GroupSymmetry:
         if entry is None or entry[0] is not layout or entry[1] is not chunks:
             if not self._may_run(inst):
                 self._entries[ekey] = (layout, chunks, None, -1, -1)
-                return False
+                return None
             # the first group seen with an offset table becomes its canonical layout once it
             # passes members_idle (as before this cache): test that first
             if not rt.members_idle(members, now, self.busy):
-                return False
+                return None
             entry = self._entries[ekey] = (layout, chunks, *self._canonical_of(inst), -1)
         elif entry[2] is None or not rt.members_idle(members, now, self.busy):
-            return False
+            return None
         canon = entry[2]
         if canon is None:
-            return False
-        runner = rt._symmetric or rt.symmetric_runner()
+            return None
         if entry[4] < 0:  # the memos' number of the representative's plan, once per plan
+            runner = rt._symmetric or rt.symmetric_runner()
             entry = self._entries[ekey] = (*entry[:4], runner.key(canon, chunks))
-        replayed = runner.replay(entry[4], now)
-        if replayed is not None:  # a memo's answer: run's outcome, in the records' form
-            self.runs += 1
-            rt.finish_members(inst, pending, replayed[0], replayed[1], replayed[2], self.busy)
-            return True
-        outcome = runner.run(canon, chunks, inst.tag_base, now, rank=entry[3])
-        if outcome is None:
-            return False
-        self.runs += 1
-        rt.finish_symmetric(inst, pending, outcome, self.busy)
-        return True
+        return entry
 
     def _may_run(self, inst: CollectiveInstance) -> bool:
         """Whether ``inst``'s plan may run by a representative: no rooted type, no asymmetric
