@@ -14,7 +14,9 @@ Megatron 18B, TP 8 x PP 4 x DP 2, global batch 256 (128 micro-batches per replic
 
 It prints, per shape, the least CPU seconds of ``simulate`` (``time.process_time`` in the child)
 of each tree, their ratio, and whether every rank's result, timeline and collective record is
-the same (a digest of all of them; exit status 1 otherwise). The base tree is ``--base`` (a
+the same (a digest of all of them; exit status 1 otherwise); then ``floor``: this tree on the
+``files`` shape with every collective answered 1 us after its issue (no runtime at all), the
+executor's and event loop's share that the per-collective work comes on top of. The base tree is ``--base`` (a
 commit: its ``src`` is extracted with ``git archive`` into a temporary folder, the compiled
 cores copied from this tree) or ``--base-src`` (a ``src`` folder).
 
@@ -53,7 +55,10 @@ from trainsim.workload.graph import GraphBuilder
 d, shape = sys.argv[1], sys.argv[2]
 plat = load_astra_platform(f"{d}/network.yml", f"{d}/system.json", f"{d}/memory.json", f"{d}/w.comm_groups.json")
 graphs = read_workload(f"{d}/w", plat.network.npus)
-if shape == "files":
+if shape in ("files", "floor"):
+    if shape == "floor":  # every collective answered 1 us after its issue: what is not the runtime's
+        from trainsim.system.collective_runtime import CollectiveRuntime
+        CollectiveRuntime.issue = lambda self, request, on_done, arg=None: self.queue.schedule(1000.0, on_done, arg)
     t = time.process_time()
     r = simulate(plat, graphs)
 else:
@@ -116,6 +121,10 @@ def main() -> int:
                     "ratio": round(before / after, 2), "records": runs["this"][0]["records"],
                     "events": runs["this"][0]["events"], "bit_equal": same, "loadavg": os.getloadavg()}
             print(json.dumps(line), flush=True)
+        # the same files with every collective answered by a fixed delay (this tree): the
+        # executor's and event loop's share, which the runtime's work comes on top of
+        floor = min(child(ROOT / "src", folder, "floor")["cpu_s"] for _ in range(args.repeat))
+        print(json.dumps({"shape": "floor (collectives answered by a fixed delay)", "this_cpu_s": round(floor, 3)}), flush=True)
     return status
 
 
