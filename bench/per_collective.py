@@ -20,7 +20,12 @@ executor's and event loop's share that the per-collective work comes on top of. 
 commit: its ``src`` is extracted with ``git archive`` into a temporary folder, the compiled
 cores copied from this tree) or ``--base-src`` (a ``src`` folder).
 
-    PYTHONPATH=src python bench/per_collective.py [--base f26db37] [--repeat 3] [--dir DIR]
+``--gpt3 DIR`` measures GPT-3 from files instead (``DIR``: ``bench/equivalence_files.py gpt3
+--dir D``'s ``D/gpt3``, 1,024 files; a minute or two a process): per tree, alternating, the CPU
+seconds of reading, finding the classes, simulating (and of it the event loop, ``api._run``)
+and the whole, and whether every rank's result and the representatives' records are equal.
+
+    PYTHONPATH=src python bench/per_collective.py [--base f26db37] [--repeat 3] [--dir DIR] [--gpt3 DIR]
 """
 
 from __future__ import annotations
@@ -78,6 +83,40 @@ print(json.dumps({"cpu_s": cpu, "digest": h.hexdigest(), "records": len(r.collec
 """
 
 
+_SPLIT = r"""
+import hashlib, json, sys, time
+from dataclasses import astuple
+from trainsim.config.astra import load_astra_platform
+from trainsim.system import api
+from trainsim.system.symmetry import equivalence
+from trainsim.workload.chakra import read_workload
+d = sys.argv[1]
+spent = {"classes": 0.0, "loop": 0.0}
+def timed(name, f):
+    def run(*a, **k):
+        t = time.process_time()
+        try:
+            return f(*a, **k)
+        finally:
+            spent[name] += time.process_time() - t
+    return run
+equivalence.find_mirrors = timed("classes", equivalence.find_mirrors)
+api._run = timed("loop", api._run)
+t0 = time.process_time()
+plat = load_astra_platform(f"{d}/network.yml", f"{d}/system.json", f"{d}/memory.json", f"{d}/w.comm_groups.json")
+graphs = read_workload(f"{d}/w", plat.network.npus)
+t1 = time.process_time()
+r = api.simulate(plat, graphs)
+t2 = time.process_time()
+h = hashlib.sha256(repr([astuple(x) for x in r.ranks]).encode())
+for c in r.collectives:
+    if c.rank < 16:  # the representatives' records (the others are theirs renamed)
+        h.update(repr(astuple(c)).encode())
+print(json.dumps({"read_s": t1 - t0, "classes_s": spent["classes"], "simulation_s": t2 - t1 - spent["classes"],
+                  "event_loop_s": spent["loop"], "total_s": t2 - t0, "step_s": repr(r.makespan_s), "digest": h.hexdigest()}))
+"""
+
+
 def base_src(rev: str, into: Path) -> Path:
     """``rev``'s ``src`` folder extracted into ``into``, with this tree's compiled cores."""
     archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "src"], check=True, capture_output=True).stdout
@@ -89,10 +128,23 @@ def base_src(rev: str, into: Path) -> Path:
     return into / "src"
 
 
-def child(src: Path, folder: Path, shape: str) -> dict:
+def child(src: Path, folder: Path, shape: str, script: str = _CHILD) -> dict:
     env = {**os.environ, "PYTHONPATH": str(src)}
-    out = subprocess.run([sys.executable, "-c", _CHILD, str(folder), shape], check=True, capture_output=True, text=True, env=env)
+    out = subprocess.run([sys.executable, "-c", script, str(folder), shape], check=True, capture_output=True, text=True, env=env)
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def gpt3(base: Path, folder: Path, repeat: int) -> bool:
+    """GPT-3 from files (``bench/equivalence_files.py gpt3``'s inputs in ``folder``): the CPU
+    split of one process per tree, alternating; whether every run gave the same digest."""
+    digests = set()
+    for i in range(repeat):
+        for name, src in (("base", base), ("this", ROOT / "src")):
+            got = child(src, folder, "gpt3", _SPLIT)
+            digests.add(got.pop("digest"))
+            print(json.dumps({"gpt3": name, "run": i + 1, **{k: round(v, 2) if isinstance(v, float) else v for k, v in got.items()},
+                              "loadavg": os.getloadavg()}), flush=True)
+    return len(digests) == 1
 
 
 def main() -> int:
@@ -101,8 +153,14 @@ def main() -> int:
     ap.add_argument("--base-src", type=Path, default=None, help="a base src folder instead of --base")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--dir", type=Path, default=None, help="where the inputs are (or are generated)")
+    ap.add_argument("--gpt3", type=Path, default=None,
+                    help="a folder with bench/equivalence_files.py's gpt3 inputs: measure GPT-3 from files instead (minutes)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="per-collective-") as tmp:
+        if args.gpt3 is not None:
+            same = gpt3(args.base_src or base_src(args.base, Path(tmp)), args.gpt3, args.repeat)
+            print(json.dumps({"gpt3_bit_equal": same}))
+            return 0 if same else 1
         folder = (args.dir or Path(tmp)) / "proxy"
         equivalence_files.CASES["proxy"] = CASE
         equivalence_files.write_inputs("proxy", folder)
