@@ -179,6 +179,8 @@ class CollectiveRuntime:
         self._algorithm_names: dict[tuple[int, int], tuple[Any, Any, list[str]]] = {}
         # (rank, group name, group) of a request -> ``_issuer``'s checked group, its name, the rank's mirrors in it
         self._issuers: dict[tuple[int, str, tuple[int, ...] | None], tuple[tuple[int, ...] | None, str, tuple[int, ...]]] = {}
+        # (rank, group name) -> (the request's group, ``_issuers``' entry and the issue counter's key)
+        self._issuers_named: dict[tuple[int, str], tuple[Any, tuple[Any, str, tuple[int, ...], tuple[int, str], bool]]] = {}
         self._sym_busy: dict[int, float] = {}
         self._next_tag = 0
         self.symmetric_runs = 0
@@ -199,6 +201,13 @@ class CollectiveRuntime:
         # a pricer (``system.collective_tuner``: NCCL's choice, a wafer's flow programs) prices
         # the collectives it knows as a whole (``collective_pricing.py``; default mode only)
         self._pricer = make_pricer(platform, compat_astra)
+        # flush's common case: nothing prices collectives as a whole, no per-node custom algorithm
+        self._plain_flush = self._pricer is None and not self.planner.custom.by_node
+        self._custom = bool(self.planner.custom)
+        # groups of a rank and its mirrors alone flush as one (``_flush_own``)
+        self._own_groups = self._plain_flush and self._groups is not None and self._groups.enabled
+        # (phase type, size, id(members)) -> (members, the planner's plan of a group collective)
+        self._group_plans: dict[tuple[int, int, int], tuple[tuple[int, ...], Any]] = {}
         self._ready: list[CollectiveInstance] = []  # priced together at the end of the tick
         self._priced: list[tuple[PriceRequest, float, float]] = []  # in flight: (request, start, end)
 
@@ -211,25 +220,33 @@ class CollectiveRuntime:
         ctype = int(request.comm_type)
         if ctype not in _NAMES:
             raise TraceError(f"unknown collective type {ctype}", rank=rank, node_id=request.node_id)
-        ukey = (rank, request.group_name, request.group)
-        issuer = self._issuers.get(ukey)
-        if issuer is None:  # checked once per rank and group: the checks are of these alone
-            issuer = self._issuers[ukey] = self._issuer(request)
-        group, gname, mirrors = issuer
-        ckey = (rank, gname)
+        # the rank's checked group, found by (rank, name) and the group's identity (the
+        # executor hands one tuple per group) before hashing the group
+        nkey = (rank, request.group_name)
+        named = self._issuers_named.get(nkey)
+        if named is not None and named[0] is request.group:
+            group, gname, mirrors, ckey, own = named[1]
+        else:
+            ukey = (rank, request.group_name, request.group)
+            issuer = self._issuers.get(ukey)
+            if issuer is None:  # checked once per rank and group: the checks are of these alone
+                issuer = self._issuers[ukey] = self._issuer(request)
+            group, gname, mirrors = issuer
+            ckey = (rank, gname)
+            # a group of the rank and its mirrors alone (:meth:`_flush_own`)
+            own = self._own_groups and group is not None and len(mirrors) + 1 == len(group)
+            self._issuers_named[nkey] = (request.group, (group, gname, mirrors, ckey, own))
         k = self._issue_count.get(ckey, 0)
         self._issue_count[ckey] = k + 1
         ikey = (gname, k)
         inst = self._instances.get(ikey)
         now = self.queue.now
+        if inst is None and own:
+            # complete as issued (no other member issues it): flushed at the same point
+            self.queue.schedule(0.0, self._flush_own, (ikey, ctype, request, on_done, arg, now, group, mirrors))
+            return
         if inst is None:
-            members = self._all_ranks if group is None else tuple(group)
-            phase_type = _MAPPED.get(ctype, ctype)
-            size = int(request.size)
-            if ctype in _PER_MEMBER:
-                size = max(1, size // len(members))
-            inst = CollectiveInstance(ikey, ctype, phase_type, size, members, first_issue_ns=now)
-            self._instances[ikey] = inst
+            inst = self._instances[ikey] = self._new_instance(ikey, ctype, request, group, now)
         elif inst.comm_type != ctype or inst.size != self._effective_size(
             ctype, int(request.size), inst.members
         ):
@@ -253,6 +270,17 @@ class CollectiveRuntime:
         if not inst.flush_scheduled:
             inst.flush_scheduled = True
             self.queue.schedule(0.0, self.flush, inst)
+
+    def _new_instance(
+        self, ikey: tuple[str, int], ctype: int, request: CollectiveRequest, group: tuple[int, ...] | None, now: float
+    ) -> CollectiveInstance:
+        """The instance of a collective first issued now by ``request``'s rank."""
+        members = self._all_ranks if group is None else tuple(group)
+        phase_type = _MAPPED.get(ctype, ctype)
+        size = int(request.size)
+        if ctype in _PER_MEMBER:
+            size = max(1, size // len(members))
+        return CollectiveInstance(ikey, ctype, phase_type, size, members, first_issue_ns=now)
 
     def _issuer(self, request: CollectiveRequest) -> tuple[tuple[int, ...] | None, str, tuple[int, ...]]:
         """For a request's rank and group, checked: the group to run on (None: every rank),
@@ -333,15 +361,23 @@ class CollectiveRuntime:
         inst.planned = True
         if inst.comm_type == _BROADCAST and self._replayed(inst):  # (the test first: no call per collective)
             return
+        members = inst.members
         group = (
             None
-            if inst.members is self._all_ranks
-            or (len(inst.members) == self.npus and inst.members == self._all_ranks)
-            else inst.members
+            if members is self._all_ranks or (len(members) == self.npus and members == self._all_ranks)
+            else members
         )
-        plan = self.planner.plan(
-            inst.phase_type, inst.size, inst.members, group, request.involved_dims, request.node_id
-        )
+        if group is not None and not self._custom:
+            # a group's plan is a function of (type, size, members) (``planner.plan``'s key):
+            # the planner's, found by the members' identity (a checked group is one tuple)
+            pkey = (inst.phase_type, inst.size, id(members))
+            known = self._group_plans.get(pkey)
+            if known is None or known[0] is not members:
+                plan = self.planner.plan(inst.phase_type, inst.size, members, group, request.involved_dims, request.node_id)
+                known = self._group_plans[pkey] = (members, plan)
+            plan = known[1]
+        else:
+            plan = self.planner.plan(inst.phase_type, inst.size, members, group, request.involved_dims, request.node_id)
         inst.layout = plan.layout
         inst.chunks = plan.chunks
         if plan.themis is not None:
@@ -477,14 +513,60 @@ class CollectiveRuntime:
         self._instances.pop(inst.key, None)
         self.queue.schedule_at(end, self._symmetric_done, works)
 
+    def _flush_own(self, token: tuple[Any, ...]) -> None:
+        """:meth:`flush` of a collective on a group of its rank and that rank's mirrors alone
+        (a folded run's tensor-parallel groups: ``simulate(mirrors=...)``), issued at ``now``:
+        the same plan, checks and memo answer as :meth:`flush` and the group path take, without
+        the instance's list of members' requests; anything else (refused, simulated, rank by
+        rank) goes through :meth:`flush` with the instance as :meth:`issue` makes it."""
+        ikey, ctype, request, on_done, arg, now, group, mirrors = token
+        inst = self._new_instance(ikey, ctype, request, group, now)
+        inst.issued = len(group)
+        self._plan(inst, request)
+        groups = self._groups
+        assert groups is not None  # (``_own_groups``)
+        layout = inst.layout
+        if layout is not None and layout.fast:
+            replayed = groups.replayed(inst)
+            if replayed is not None:
+                busy = groups.busy
+                end = replayed[0]
+                busy[request.rank] = end
+                for mirror in mirrors:
+                    busy[mirror] = end
+                groups.runs += 1
+                self.finish_members(inst, [(request.rank, request, on_done, arg, now)], end, replayed[1], replayed[2], None)
+                return
+        # as issue leaves it: the representative's request, then its mirrors'
+        pending = inst.pending
+        pending.append((request.rank, request, on_done, arg, now))
+        pending.extend([(mirror, request, _mirror_done, None, now) for mirror in mirrors])
+        inst.flush_scheduled = True
+        self._instances[ikey] = inst
+        self.flush(inst)
+
     def flush(self, inst: CollectiveInstance) -> None:
-        if self._pricer is not None and self.tuned(inst):
+        groups = self._groups
+        if self._plain_flush:  # no pricer, no per-node custom algorithm: take_pending, inlined
+            inst.flush_scheduled = False
             pending, inst.pending = inst.pending, []
-            self.flush_tuned(inst, pending)
-            return
-        pending = self.take_pending(inst)
-        if not pending:
-            return
+            if not pending:
+                return
+            if not inst.planned:
+                self._plan(inst, pending[0][1])
+            layout = inst.layout
+            # a communicator group's layout (``fast``) is the group path's alone (symmetric_ok
+            # refuses it), and a replayed broadcast has none
+            if layout is not None and layout.fast and groups is not None and groups.try_run(inst, pending):
+                return
+        else:
+            if self._pricer is not None and self.tuned(inst):
+                pending, inst.pending = inst.pending, []
+                self.flush_tuned(inst, pending)
+                return
+            pending = self.take_pending(inst)
+            if not pending:
+                return
         if inst.comm_type == _BROADCAST and self._replayed(inst):
             for rank, request, on_done, arg, _t in pending:
                 work = self._new_work(rank, inst, request, on_done, arg)
@@ -494,8 +576,7 @@ class CollectiveRuntime:
             return
         if self.symmetric_ok(inst, pending) and self.run_symmetric(inst, pending):
             return
-        groups = self._groups
-        if groups is not None and groups.try_run(inst, pending):
+        if groups is not None and not self._plain_flush and groups.try_run(inst, pending):
             return
         for rank, request, on_done, arg, _t in pending:
             if groups is not None:
@@ -656,23 +737,59 @@ class CollectiveRuntime:
         self, inst: CollectiveInstance, pending: list[Any], outcome: SymmetricOutcome, busy: dict[int, float]
     ) -> None:
         """Every member finishes at the representative's time with its bytes and spans."""
-        self.symmetric_runs += 1
         self.queue.events_processed += outcome.events
-        end = outcome.end_ns
+        self.finish_members(inst, pending, outcome.end_ns, outcome.dim_bytes, [[a, b] for a, b in outcome.chunk_spans], busy)
+
+    def finish_members(
+        self,
+        inst: CollectiveInstance,
+        pending: list[Any],
+        end: float,
+        dim_bytes_of_rep: tuple[int, ...],
+        spans: list[list[float]],
+        busy: dict[int, float] | None,
+    ) -> None:
+        """:meth:`finish_symmetric` of a representative that ended at ``end`` (ns) having sent
+        ``dim_bytes_of_rep`` per dimension, its chunks' [start, end] ``spans`` (lists the
+        records keep, shared by every member). Each member of ``pending`` is busy until
+        ``end`` in ``busy`` (None: the caller has done that)."""
+        if busy is not None:
+            for entry in pending:
+                busy[entry[0]] = end
+        self.symmetric_runs += 1
+        queue = self.queue
         works = []
         mirrors = self._mirror_ranks
-        shared = (list(outcome.dim_bytes), self._algorithms_of(inst), [list(span) for span in outcome.chunk_spans])
-        new_work, fly, priority = self._new_work, self._fly, self._priority
+        dim_bytes, algorithms = list(dim_bytes_of_rep), self._algorithms_of(inst)
+        # _priority, _new_work and _fly inlined (the per-collective path): the same records,
+        # works and counters
+        policy, engine = self._policy, self.engine
+        ranks, now = engine.ranks, queue.now
+        comm_type, gname, nchunks, group_size = inst.comm_type, inst.key[0], len(inst.chunks), len(inst.members)
+        in_flight, flying, records, whats = self._in_flight, self._flying, self.records, self._whats
         for rank, request, on_done, arg, _t in pending:
-            busy[rank] = end
             if rank in mirrors:  # it runs nothing and reports its representative's times
                 continue
-            priority(rank, request)
-            work = new_work(rank, inst, request, on_done, arg, outcome, shared)
-            fly(work)
+            if policy != "EXPLICIT":
+                rs = ranks.get(rank) or engine.rank_state(rank)
+                rs.priority += 1 if policy == "LIFO" else -1
+            size = request.size
+            record = CollectiveRecord(
+                rank, request.node_id, comm_type, int(size), gname, now, end, dim_bytes, nchunks, algorithms, spans, group_size
+            )
+            records.append(record)
+            what = whats.get((comm_type, size))
+            if what is None:
+                what = whats[(comm_type, size)] = f"its {_NAMES[comm_type]} of {size} B (chunks still running)"
+            work = RankWork(rank, nchunks, on_done, arg, record, what)
+            in_flight[(rank, id(work))] = work
+            flying[rank] = flying.get(rank, 0) + 1
             works.append(work)
         self._instances.pop(inst.key, None)
-        self.queue.schedule_at(end, self._symmetric_done, works)
+        if len(works) == 1:  # one event either way: the representative's own work (mirrors)
+            queue.schedule_at(end, self._symmetric_done_one, works[0])
+        else:
+            queue.schedule_at(end, self._symmetric_done, works)
 
     def symmetric_runner(self) -> SymmetricRunner:
         if self._symmetric is None:
@@ -687,8 +804,11 @@ class CollectiveRuntime:
 
     def _symmetric_done(self, works: list[RankWork]) -> None:
         for work in works:
-            work.chunks_left = 0
-            self._rank_done(work)
+            self._symmetric_done_one(work)
+
+    def _symmetric_done_one(self, work: RankWork) -> None:
+        work.chunks_left = 0
+        self._rank_done(work)
 
     def _predict(self, layout: LogicalLayout, plan: list[list[PhaseSpec]]) -> float:
         return themis_guard.predict_finish_ns(

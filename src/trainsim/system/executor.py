@@ -31,6 +31,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 from functools import partial
+from heapq import heappush
 from typing import TYPE_CHECKING, cast
 
 from trainsim.compute import ComputeModel
@@ -47,6 +48,7 @@ from trainsim.system.contention import SharedCompute
 from trainsim.system.p2p import SendRecvMatcher
 from trainsim.system.rank import (
     CPU,
+    FREE,
     DependencyIndex,
     RankState,
     resource_classes,
@@ -226,7 +228,20 @@ class Executor:
         state, pos = token
         now = self.queue.now
         state.end_ns[pos] = now
-        state.release(pos)
+        # state.release(pos), inlined (every node passes here)
+        cls = state.resource[pos]
+        if cls != FREE:
+            state.busy[cls] = False
+        state.done += 1
+        state.completed[pos] = 1
+        children = state.children[pos]
+        if children:
+            pending, ready, resource = state.pending, state.ready, state.resource
+            for child in children:
+                left = pending[child] - 1
+                pending[child] = left
+                if left == 0:
+                    heappush(ready[resource[child]], child)
         if state.done == state.n:
             state.finish_ns = now
         self._issue_ready(state)

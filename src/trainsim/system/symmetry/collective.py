@@ -359,6 +359,52 @@ class SymmetricRunner:
     def _links_ok(self) -> bool:
         return self.options.active_chunks == 1
 
+    def key(self, layout: LogicalLayout, chunks: list[list[PhaseSpec]]) -> int:
+        """The memos' key of a plan: a number per (layout identity, chunk phases)."""
+        known = self._keys.get((id(layout), id(chunks)))
+        if known is not None and known[0] is chunks:
+            return known[1]
+        # planned chunk lists are reused (the planner's plans): number their plan once
+        plan = (id(layout), tuple(tuple(c) for c in chunks))
+        key = self._plan_ids.setdefault(plan, len(self._plan_ids))
+        self._keys[(id(layout), id(chunks))] = (chunks, key)
+        return key
+
+    def replay(self, key: int, start_ns: float) -> tuple[float, tuple[int, ...], list[list[float]]] | None:
+        """:meth:`run`'s answer from a memo, without simulating, when it has one for the plan
+        numbered ``key`` (:meth:`key`) started at ``start_ns``: the end (ns), the bytes per
+        dimension and each chunk's [start, end] as new lists (the records' form), equal to
+        :meth:`run`'s outcome number for number; else None (then :meth:`run`). The group path
+        calls it once per collective (``symmetry/group.py``)."""
+        if key in self._refused or (self.private_links and self.network.carrying()):
+            return None
+        if self.memo:
+            hit = self._collective_memo.get(key)
+            if hit is None:
+                return None
+            # _shifted(hit, start_ns), as lists
+            return (
+                hit.end_ns + start_ns,
+                hit.dim_bytes,
+                [[a if a < 0 else a + start_ns, b if b < 0 else b + start_ns] for a, b in hit.chunk_spans],
+            )
+        memo = self.shift_memo
+        if memo is None:
+            return None
+        lo, hi = self._binade
+        if not lo <= start_ns < hi:
+            lo, hi = self._binade = shift.binade(start_ns) if start_ns >= sys.float_info.min else (-1.0, 0.0)
+        found = memo.get((key, lo))
+        # found.fits(start_ns), inlined: the per-collective path
+        if found is None or not (found.lo <= start_ns + found.min_off and start_ns + found.max_off < found.hi and found.lo <= start_ns):
+            return None
+        self.shift_replays += 1
+        end_off, spans_off, dim_bytes, ties = found.outputs
+        if ties:
+            self.tie_runs += 1
+        spans = [[-1.0 if a is None else start_ns + a, -1.0 if b is None else start_ns + b] for a, b in spans_off]
+        return start_ns + end_off, dim_bytes, spans
+
     def run(
         self,
         layout: LogicalLayout,
@@ -371,13 +417,7 @@ class SymmetricRunner:
         """The representative's finish time and bytes, or None when the collective is not
         symmetric on this backend after all (the caller runs it rank by rank). ``rank``: the
         representative (a member of the layout's group; rank 0 for the whole machine)."""
-        known = self._keys.get((id(layout), id(chunks)))
-        if known is not None and known[0] is chunks:
-            key = known[1]
-        else:  # planned chunk lists are reused (the planner's plans): number their plan once
-            plan = (id(layout), tuple(tuple(c) for c in chunks))
-            key = self._plan_ids.setdefault(plan, len(self._plan_ids))
-            self._keys[(id(layout), id(chunks))] = (chunks, key)
+        key = self.key(layout, chunks)
         if key in self._refused:
             return None
         private_links = self.private_links
@@ -518,5 +558,6 @@ class SymmetricRunner:
 def _shifted(outcome: SymmetricOutcome, by_ns: float, *, events: int) -> SymmetricOutcome:
     """``outcome`` with every time moved by ``by_ns`` (-1 markers kept). Exact in compatibility
     mode, where every time is a whole number of ns."""
-    spans = tuple(tuple(t if t < 0 else t + by_ns for t in span) for span in outcome.chunk_spans)
-    return SymmetricOutcome(outcome.end_ns + by_ns, outcome.dim_bytes, spans, events)  # type: ignore[arg-type]
+    # a span is a [start, end] pair (one list comprehension: the per-collective path)
+    spans = tuple([(a if a < 0 else a + by_ns, b if b < 0 else b + by_ns) for a, b in outcome.chunk_spans])
+    return SymmetricOutcome(outcome.end_ns + by_ns, outcome.dim_bytes, spans, events)

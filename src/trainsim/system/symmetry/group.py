@@ -69,6 +69,9 @@ class GroupSymmetry:
         # (id(layout), phase type, halving-doubling) -> (layout, its canonical layout; None when
         # the group is not symmetric)
         self._canon_of: dict[tuple[int, int, bool], tuple[LogicalLayout, LogicalLayout | None]] = {}
+        # (id(layout), id(chunks), phase type) -> (layout, chunks, the canonical layout or None,
+        # its representative, the runner's key of its plan or -1): once per plan
+        self._entries: dict[tuple[int, int, int], tuple[Any, Any, LogicalLayout | None, int, int]] = {}
 
     def check_idle(self, rank: int, now: float, node_id: int) -> None:
         end = self.busy.get(rank)
@@ -109,40 +112,99 @@ class GroupSymmetry:
     def try_run(self, inst: CollectiveInstance, pending: list[Any]) -> bool:
         """Run ``inst`` by a representative member if it qualifies (module docstring); False
         leaves it to the caller (rank by rank)."""
+        if len(pending) != len(inst.members):
+            return False
+        entry = self._qualified(inst)
+        if entry is None:
+            return False
         rt = self.rt
-        layout = inst.layout
-        if not (self.enabled and inst.same_tick and layout is not None and layout.fast and inst.chunks):
-            return False
-        members = inst.members
-        if len(pending) != len(members) or inst.issued != len(members):
-            return False
-        if inst.phase_type in ROOTED_TYPES:
-            return False
-        chunks = inst.chunks
-        known = self._kinds.get(id(chunks))
-        if known is None or known[0] is not chunks:  # planned chunk lists are reused
-            kinds = {spec.algo.kind for chunk in chunks for spec in chunk}
-            known = self._kinds[id(chunks)] = (chunks, bool(kinds & ASYMMETRIC_KINDS), HALVING_DOUBLING in kinds)
-        if known[1]:
-            return False
         now = rt.queue.now
-        if not rt.members_idle(members, now, self.busy):
-            return False
-        halving = known[2]
-        ckey = (id(layout), inst.phase_type, halving)
-        seen = self._canon_of.get(ckey)
-        if seen is None or seen[0] is not layout:  # a layout is its group's, for the run
-            sig = self._signature(members, halving)
-            found = None if sig is None else self._canonical.setdefault((inst.phase_type, sig), layout)
-            seen = self._canon_of[ckey] = (layout, found)
-        canon = seen[1]
-        if canon is None:
-            return False
         runner = rt._symmetric or rt.symmetric_runner()
-        rep = canon.dims[0].members[0]
-        outcome = runner.run(canon, inst.chunks, inst.tag_base, now, rank=rep)
+        replayed = runner.replay(entry[4], now)
+        if replayed is not None:  # a memo's answer: run's outcome, in the records' form
+            self.runs += 1
+            rt.finish_members(inst, pending, replayed[0], replayed[1], replayed[2], self.busy)
+            return True
+        outcome = runner.run(entry[2], inst.chunks, inst.tag_base, now, rank=entry[3])
         if outcome is None:
             return False
         self.runs += 1
         rt.finish_symmetric(inst, pending, outcome, self.busy)
         return True
+
+    def replayed(self, inst: CollectiveInstance) -> tuple[float, tuple[int, ...], list[list[float]]] | None:
+        """A memo's answer for ``inst`` (every member issued it now) when it qualifies for a
+        representative and the runner has one (``SymmetricRunner.replay``); None otherwise,
+        having changed nothing but caches (the caller then runs :meth:`try_run`'s way)."""
+        entry = self._qualified(inst)
+        if entry is None:
+            return None
+        rt = self.rt
+        return (rt._symmetric or rt.symmetric_runner()).replay(entry[4], rt.queue.now)
+
+    def _qualified(self, inst: CollectiveInstance) -> tuple[Any, Any, Any, int, int] | None:
+        """(layout, chunks, the canonical layout, its representative, the runner's key of its
+        plan) when ``inst``, issued by every member, may run by a representative now (module
+        docstring); else None."""
+        layout = inst.layout
+        chunks = inst.chunks
+        if not (self.enabled and inst.same_tick and layout is not None and layout.fast and chunks):
+            return None
+        members = inst.members
+        if inst.issued != len(members):
+            return None
+        rt = self.rt
+        now = rt.queue.now
+        # what the plan decides (the canonical layout and its representative, or None), once
+        # per (layout, chunk list, type): plans are reused
+        ekey = (id(layout), id(chunks), inst.phase_type)
+        entry = self._entries.get(ekey)
+        if entry is None or entry[0] is not layout or entry[1] is not chunks:
+            if not self._may_run(inst):
+                self._entries[ekey] = (layout, chunks, None, -1, -1)
+                return None
+            # the first group seen with an offset table becomes its canonical layout once it
+            # passes members_idle (as before this cache): test that first
+            if not rt.members_idle(members, now, self.busy):
+                return None
+            entry = self._entries[ekey] = (layout, chunks, *self._canonical_of(inst), -1)
+        elif entry[2] is None or not rt.members_idle(members, now, self.busy):
+            return None
+        canon = entry[2]
+        if canon is None:
+            return None
+        if entry[4] < 0:  # the memos' number of the representative's plan, once per plan
+            runner = rt._symmetric or rt.symmetric_runner()
+            entry = self._entries[ekey] = (*entry[:4], runner.key(canon, chunks))
+        return entry
+
+    def _may_run(self, inst: CollectiveInstance) -> bool:
+        """Whether ``inst``'s plan may run by a representative: no rooted type, no asymmetric
+        algorithm (a function of the plan)."""
+        if inst.phase_type in ROOTED_TYPES:
+            return False
+        return not self._kinds_of(inst.chunks)[1]
+
+    def _kinds_of(self, chunks: Any) -> tuple[Any, bool, bool]:
+        """(chunks, whether an algorithm kind is asymmetric, whether one is halving-doubling)."""
+        known = self._kinds.get(id(chunks))
+        if known is None or known[0] is not chunks:  # planned chunk lists are reused
+            kinds = {spec.algo.kind for chunk in chunks for spec in chunk}
+            known = self._kinds[id(chunks)] = (chunks, bool(kinds & ASYMMETRIC_KINDS), HALVING_DOUBLING in kinds)
+        return known
+
+    def _canonical_of(self, inst: CollectiveInstance) -> tuple[LogicalLayout | None, int]:
+        """The layout the representative of a plan that :meth:`_may_run` runs (the first
+        group seen with the same offset table) and its representative, or (None, -1) when the
+        members do not see every offset alike."""
+        layout = inst.layout
+        assert layout is not None
+        halving = self._kinds_of(inst.chunks)[2]
+        ckey = (id(layout), inst.phase_type, halving)
+        seen = self._canon_of.get(ckey)
+        if seen is None or seen[0] is not layout:  # a layout is its group's, for the run
+            sig = self._signature(inst.members, halving)
+            found = None if sig is None else self._canonical.setdefault((inst.phase_type, sig), layout)
+            seen = self._canon_of[ckey] = (layout, found)
+        canon = seen[1]
+        return (None, -1) if canon is None else (canon, canon.dims[0].members[0])
