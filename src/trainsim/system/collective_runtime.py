@@ -242,7 +242,10 @@ class CollectiveRuntime:
         inst = self._instances.get(ikey)
         now = self.queue.now
         if inst is None and own:
-            # complete as issued (no other member issues it): flushed at the same point
+            # complete as issued (no other member issues it): flushed at the same point, the
+            # mirrors' ports set from the representative's now, as below
+            if self._mirror_ports and self.engine.injection is not None:
+                self.engine.injection.copy_busy(rank, mirrors, now)
             self.queue.schedule(0.0, self._flush_own, (ikey, ctype, request, on_done, arg, now, group, mirrors))
             return
         if inst is None:
