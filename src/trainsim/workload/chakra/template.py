@@ -75,20 +75,23 @@ class Template:
         self.raw = data
         self.graph = graph
         size = len(data)
-        rel = [_value_spans(t) for t in layout["tails"]]
-        starts, lengths, nodes, columns = [], [], [], []
-        tail_start = layout["tail_start"].tolist()
-        for node, (w, base) in enumerate(zip(layout["which"], tail_start, strict=True)):
-            for column, a, b in rel[w]:
-                # a longer peer varint (a negative value) is kept as fixed bytes: a file
-                # differing there is decoded
-                if size >= 8 and (column == _PG or b - a <= _INT_BYTES):
-                    starts.append(base + a)
-                    lengths.append(b - a)
-                    nodes.append(node)
-                    columns.append(column)
-        start, length = np.asarray(starts, dtype=np.int64), np.asarray(lengths, dtype=np.int64)
-        node_of, column = np.asarray(nodes, dtype=np.int64), np.asarray(columns, dtype=np.int8)
+        # the spans of each distinct attribute part, then of every node (numpy: no loop over
+        # nodes); a longer peer varint (a negative value) is kept as fixed bytes: a file
+        # differing there is decoded
+        kept = [
+            [(c, a, b - a) for c, a, b in _value_spans(t) if size >= 8 and (c == _PG or b - a <= _INT_BYTES)]
+            for t in layout["tails"]
+        ]
+        counts = np.array([len(k) for k in kept], dtype=np.int64)
+        table = np.array([x for k in kept for x in k], dtype=np.int64).reshape(-1, 3)
+        which = np.asarray(layout["which"], dtype=np.int64)
+        per_node = counts[which]
+        node_of = np.repeat(np.arange(which.size), per_node)
+        row = np.repeat((np.cumsum(counts) - counts)[which], per_node)
+        row += np.arange(node_of.size) - np.repeat(np.cumsum(per_node) - per_node, per_node)
+        column = table[row, 0].astype(np.int8)
+        start = layout["tail_start"][node_of] + table[row, 1]
+        length = table[row, 2]
         # which bytes of each 8-byte word are values (the last size % 8 bytes: one by one)
         is_value = np.zeros(size, dtype=bool)
         is_value[np.repeat(start, length) + np.arange(int(length.sum())) - np.repeat(np.cumsum(length) - length, length)] = True
@@ -123,8 +126,15 @@ class Template:
         # that held one value usually hold one new value, found without a sort, and the
         # numbers stay the template's
         index: dict[str, int] = {}
-        self.codes = np.array([index.setdefault(name, len(index)) for name in graph.pg_name], dtype=np.int32)
+        some = np.zeros(len(counts), dtype=np.int64)
+        some[which] = np.arange(which.size)  # a node of each attribute part (any: one group)
+        by_tail = np.array([index.setdefault(graph.pg_name[p], len(index)) for p in some.tolist()], dtype=np.int32)
+        self.codes = by_tail[which] if which.size else np.zeros(0, dtype=np.int32)
         self.values = tuple(index)
+        if np.array(self.values, dtype=object)[self.codes].tolist() != graph.pg_name:  # changed since
+            index.clear()
+            self.codes = np.array([index.setdefault(name, len(index)) for name in graph.pg_name], dtype=np.int32)
+            self.values = tuple(index)
         graph.pg_name = CodedNames(graph.pg_name, self.codes, self.values)
         self.pg_value = self.codes[self.pg_node].astype(np.int64)
         self._names = np.array(graph.pg_name, dtype=object)
