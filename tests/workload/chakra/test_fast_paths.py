@@ -151,7 +151,7 @@ def read_with_messages(monkeypatch):
 
     def read(path: Path, **options: str) -> tuple[Any, ...]:
         with monkeypatch.context() as patch:
-            patch.setattr(reader, "decode_file", lambda data, tails, names=None, layout=None, shapes=None: None)
+            patch.setattr(reader, "decode_file", lambda data, tails, names=None, layout=None: None)
             patch.setattr(reader.RowCache, "row", lambda self, data: None)
             return read_outcome(path, **options)
 

@@ -185,34 +185,3 @@ def test_coded_names_drop_their_codes_when_changed():
         change(twin)
         assert twin.codes is None
     assert names.codes is not None
-
-
-def test_attribute_parts_read_from_one_with_other_values(tmp_path):
-    # decode.py's _Shapes: an attribute part equal to a decoded one but for peers and groups
-    # gives the row a full decode gives, damaged values included (then: decoded in full)
-    from trainsim.workload.chakra.decode import RowCache, _Shapes, decode_file, value_spans
-
-    write_workload(tmp_path / "w", [_graph(r, 300, str(1 + r % 3)) for r in range(8)] + [_graph(200, 300, "42")])
-    parts = []
-    for rank in (0, 5, 8):
-        layout: dict = {}
-        assert decode_file((tmp_path / f"w.{rank}.et").read_bytes(), {}, None, layout) is not None
-        parts.append(layout["tails"])
-    damaged = []
-    for tail in parts[1] + parts[2]:
-        for _, a, b in value_spans(tail):
-            for byte in (0x80, 0xFF, 0x7F):
-                changed = bytearray(tail)
-                changed[b - 1] = byte
-                damaged.append(bytes(changed))
-    shapes = _Shapes()
-    for tail in parts[0]:
-        assert shapes.decode(tail) == RowCache._tail(tail)
-    known = len(shapes.rows)
-    new = [t for t in parts[1] if t not in parts[0]]
-    for tail in new:
-        assert shapes.decode(tail) == RowCache._tail(tail)
-    assert new and len(shapes.rows) - known < len(new)  # some read from a known part
-    for tail in parts[1] + parts[2] + damaged:
-        assert shapes.decode(tail) == RowCache._tail(tail), tail
-    assert any(RowCache._tail(t) is None for t in damaged)

@@ -11,8 +11,7 @@ declined, and the general path in reader.py reads it, warns and fails as it alwa
 
 Decoded rows are cached by bytes: the attribute part of a node (``duration_micros`` and the
 attributes, often the same on thousands of nodes of a file) and whole nodes (often the same
-across the rank files of one pipeline stage); an attribute part new only in its peer and
-group values is the decoded one's row with those values read and checked (:class:`_Shapes`). Units: ``duration_micros`` in files is
+across the rank files of one pipeline stage). Units: ``duration_micros`` in files is
 microseconds; rows hold seconds.
 """
 
@@ -22,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from trainsim.workload.chakra.attrs import INT32_MAX, INT64_MAX, SPEC_BY_NAME
+from trainsim.workload.chakra.attrs import INT64_MAX, SPEC_BY_NAME
 from trainsim.workload.graph import attribute_row
 
 Row = tuple[int, int, str, tuple, Any, list[int], list[int]]
@@ -149,87 +148,6 @@ def _attributes(data: bytes) -> tuple[tuple, Any]:
     return attribute_row(duration_s=micros / 1e6, **values), values.get("involved_dim")
 
 
-PEER_SRC, PEER_DST, PEER_GROUP = 0, 1, 2
-"""Which value a span of :func:`value_spans` holds: ``comm_src``, ``comm_dst``, ``pg_name``."""
-_SPAN_NAMES = {b"comm_src": PEER_SRC, b"comm_dst": PEER_DST, b"pg_name": PEER_GROUP}
-_ROW_INDEX = (6, 7, 10)  # of comm_src, comm_dst, pg_name in attribute_row's tuple
-
-
-def value_spans(tail: bytes) -> list[tuple[int, int, int]]:
-    """``(PEER_SRC | PEER_DST | PEER_GROUP, start, stop)`` of the peer and group values in one
-    node's attribute part, in order, as the canonical layout places them (int32 varint: the
-    rest of the attribute after its key byte; string: its payload). On another layout the
-    spans may be wrong or this raises: callers compare the bytes around them with a part
-    that was accepted."""
-    out = []
-    pos, end = 0, len(tail)
-    if end and tail[0] == 0x38:  # duration_micros
-        _, pos = read_varint(tail, 1)
-    while pos < end:
-        length, start = read_varint(tail, pos + 1)  # 0x52: an attribute
-        stop = start + length
-        name_len, name_start = read_varint(tail, start + 1)  # 0x0A: its name
-        at = name_start + name_len
-        column = _SPAN_NAMES.get(tail[name_start:at])
-        if column == PEER_GROUP:
-            n, value_start = read_varint(tail, at + 2)  # 0xEA 0x01: string_val
-            out.append((column, value_start, value_start + n))
-        elif column is not None:
-            out.append((column, at + 1, stop))  # 0x38: int32_val
-        pos = stop
-    return out
-
-
-class _Shapes:
-    """Decoded attribute parts by their bytes outside the peer and group values (and where
-    those lie): the ranks and stages of one workload write the same parts with other peers
-    and groups. A part equal to a decoded one there is that one's row with the values read
-    from its own bytes, checked as :func:`_attributes` checks them (an int32 varint filling
-    its span within ``0 .. INT32_MAX``, a UTF-8 string); any other part, or a value that does
-    not pass, is decoded in full."""
-
-    def __init__(self) -> None:
-        self.rows: dict[tuple, tuple[tuple, Any]] = {}
-
-    def clear(self) -> None:
-        self.rows.clear()
-
-    def decode(self, tail: bytes) -> tuple[tuple, Any] | None:
-        try:
-            spans = value_spans(tail)
-        except (_Decline, IndexError):
-            spans = []
-        if not spans:
-            return RowCache._tail(tail)
-        pieces, last = [], 0
-        for _, a, b in spans:
-            if a < last or b > len(tail):
-                return RowCache._tail(tail)
-            pieces.append(tail[last:a])
-            last = b
-        pieces.append(tail[last:])
-        key = (b"".join(pieces), tuple(a for _, a, _ in spans), tuple(b for _, _, b in spans))
-        known = self.rows.get(key)
-        if known is not None:
-            row = list(known[0])
-            try:
-                for column, a, b in spans:
-                    if column == PEER_GROUP:
-                        row[10] = tail[a:b].decode()
-                    else:
-                        value, end = read_varint(tail, a)
-                        if end != b or value > INT32_MAX:
-                            raise _Decline
-                        row[_ROW_INDEX[column]] = value
-            except (_Decline, IndexError, UnicodeDecodeError):
-                return RowCache._tail(tail)
-            return tuple(row), known[1]
-        decoded = RowCache._tail(tail)
-        if decoded is not None:
-            self.rows[key] = decoded
-        return decoded
-
-
 class RowCache:
     """Decoded rows by bytes, shared by the files of one read; at most ``limit`` whole nodes."""
 
@@ -238,13 +156,11 @@ class RowCache:
         self.nodes: dict[bytes, Row | None] = {}
         self.tails: dict[bytes, tuple[tuple, Any] | None] = {}
         self.names: dict[str, str] = {}
-        self.shapes = _Shapes()
 
     def clear(self) -> None:
         self.nodes.clear()
         self.tails.clear()
         self.names.clear()
-        self.shapes.clear()
 
     def row(self, data: bytes) -> Row | None:
         """The row of one serialized Node, or None when the general path must read it."""
@@ -484,7 +400,6 @@ def decode_file(
     tails: dict[bytes, tuple[tuple, Any] | None],
     names_cache: dict[str, str] | None = None,
     layout: dict[str, Any] | None = None,
-    shapes: _Shapes | None = None,
 ) -> dict[str, Any] | None:
     """The WorkloadGraph fields (all but ``source``, ``rank``, ``warnings``, ``use_ctrl_deps``)
     of a whole uncompressed file whose nodes are all canonical and in ascending unique id order,
@@ -493,9 +408,7 @@ def decode_file(
     distinct node name (the ranks of a stage repeat every name: one copy, not one per rank).
     ``layout``, when given, receives where each node's attribute part starts (``tail_start``),
     which distinct one it is (``which``) and the distinct ones (``tails``): ``template.py``
-    reads the files that differ from this one only in peers and groups from that. ``shapes``,
-    when given, decodes a new attribute part from one equal to it but for peer and group
-    values (:class:`_Shapes`; the stages of a workload repeat them with other groups)."""
+    reads the files that differ from this one only in peers and groups from that."""
     try:
         starts, stops = _frame_bounds(data)
         if not starts:
@@ -535,10 +448,9 @@ def decode_file(
         which = [index.setdefault(tail, len(index)) for tail in cursor.tails()]
         tail_start = cursor.pos.copy()
         rows = []
-        decode = RowCache._tail if shapes is None else shapes.decode
         for tail in index:
             if tail not in tails:
-                tails[tail] = decode(tail)
+                tails[tail] = RowCache._tail(tail)
             row = tails[tail]
             if row is None:
                 return None

@@ -95,7 +95,7 @@ def _read_graph(
             data = read_plain(stream, _WHOLE_FILE_BYTES)
             if len(cache.names) >= cache.limit:
                 cache.clear()
-            fields = None if data is None else decode_file(data, cache.tails, cache.names, layout, cache.shapes)
+            fields = None if data is None else decode_file(data, cache.tails, cache.names, layout)
             if fields is None:
                 _NodeDecoder(builder, tally, cache).consume(
                     stream if data is None else io.BytesIO(data)

@@ -26,15 +26,39 @@ from typing import Any
 import numpy as np
 
 from trainsim.workload.chakra.attrs import INT32_MAX
-from trainsim.workload.chakra.decode import PEER_GROUP as _PG
-from trainsim.workload.chakra.decode import PEER_SRC as _SRC
-from trainsim.workload.chakra.decode import value_spans as _value_spans
+from trainsim.workload.chakra.decode import read_varint
 from trainsim.workload.graph import CodedNames, WorkloadGraph
 
+_SRC, _DST, _PG = 0, 1, 2
+_INT_KEY = 0x38  # int32_val, varint
+_STRING_KEY = b"\xea\x01"  # string_val, length-delimited
+_NAMES = {b"comm_src": _SRC, b"comm_dst": _DST, b"pg_name": _PG}
 _KEY_BYTES = 7
 """A group string of up to 7 bytes is compared as one number, its bytes and its length; longer
 ones are compared and decoded one by one."""
 _INT_BYTES = 5  # an int32 varint within 0 .. INT32_MAX
+
+
+def _value_spans(tail: bytes) -> list[tuple[int, int, int]]:
+    """``(column, start, stop)`` of the peer and group values in one node's attribute part (a
+    part ``decode_file`` accepted: canonical layout)."""
+    out = []
+    pos, end = 0, len(tail)
+    if end and tail[0] == 0x38:  # duration_micros
+        _, pos = read_varint(tail, 1)
+    while pos < end:
+        length, start = read_varint(tail, pos + 1)  # 0x52: an attribute
+        stop = start + length
+        name_len, name_start = read_varint(tail, start + 1)  # 0x0A: its name
+        at = name_start + name_len
+        column = _NAMES.get(tail[name_start:at])
+        if column == _PG:
+            n, value_start = read_varint(tail, at + len(_STRING_KEY))
+            out.append((column, value_start, value_start + n))
+        elif column is not None:
+            out.append((column, at + 1, stop))
+        pos = stop
+    return out
 
 
 def _sliding(buf: np.ndarray) -> np.ndarray:
