@@ -9,10 +9,11 @@ tree); child processes of each tree alternate ``--repeat`` times, each timing in
 process (CPU seconds, ``time.process_time``): ``read_workload`` of every file, then
 ``find_mirrors`` (the equivalence classes). Prints per tree the best of each, the ratios
 base / this tree, whether both read the same graphs (a digest of every field of every rank)
-and found the same classes, and the load average. With ``--simulate`` this tree's child
-also runs ``simulate`` (the 16 representatives) and prints the split reading / classes /
-simulation of the whole run from files (the simulation's own call of ``find_mirrors`` is
-counted as classes).
+and found the same classes, and the load average. With ``--simulate`` a child of this tree
+and one of the base's also run ``simulate`` (the 16 representatives): prints the split
+reading / classes / simulation of the whole run from files (the simulation's own call of
+``find_mirrors`` counted as classes) and whether every rank's finish (whole ns) and the step
+are the base's.
 
     PYTHONPATH=src python bench/read_classes.py [--dir DIR] [--base REV] [--repeat N] [--simulate]
 """
@@ -108,6 +109,9 @@ def main() -> None:
         for _ in range(args.repeat):
             runs["base"].append(run(base_src, folder, False))
             runs["this"].append(run(ROOT / "src", folder, False))
+        if args.simulate:
+            whole_base = run(base_src, folder, True)
+            whole = run(ROOT / "src", folder, True)
     finally:
         shutil.rmtree(base_src.parent)
     best = {k: {m: min(r[m] for r in rs) for m in ("read_s", "classes_s")} for k, rs in runs.items()}
@@ -125,12 +129,13 @@ def main() -> None:
     }  # fmt: skip
     print(json.dumps(line), flush=True)
     if args.simulate:
-        whole = run(ROOT / "src", folder, True)
         split = {
             "reading_cpu_s": round(whole["read_s"], 3),
             "classes_cpu_s": round(whole["classes_s"] + whole["simulate_classes_s"], 3),
             "simulation_cpu_s": round(whole["simulate_s"], 3),
             "ranks_run": whole["ranks_run"], "step_s": whole["step_s"],
+            "base_split_cpu_s": [round(whole_base["read_s"], 3), round(whole_base["classes_s"] + whole_base["simulate_classes_s"], 3), round(whole_base["simulate_s"], 3)],
+            "same_ranks_as_base": whole["finish"] == whole_base["finish"] and whole["step_s"] == whole_base["step_s"],
             "loadavg": [round(x, 2) for x in os.getloadavg()],
         }  # fmt: skip
         print(json.dumps(split), flush=True)
