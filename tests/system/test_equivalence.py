@@ -113,3 +113,14 @@ def test_asymmetric_algorithm_is_not_folded(tmp_path):
     impl = CollectiveImpl(("doubleBinaryTree",) * 2, ("ring",) * 2, ("ring",) * 2, ("ring",) * 2)
     tree = replace(platform, system=replace(platform.system, implementations=impl))
     assert find_mirrors(tree, graphs) == {}
+
+
+@pytest.mark.parametrize(("tp", "pp", "dp", "sizes"), CASES[:2])
+def test_group_codes_give_the_classes_of_the_strings(tmp_path, tp, pp, dp, sizes):
+    # read from templates, pg_name carries its codes (CodedNames); the classes found from them
+    # are the classes found from the strings alone
+    platform, graphs = _written(tmp_path, tp, pp, dp, sizes)
+    assert all(getattr(g.pg_name, "codes", None) is not None for g in graphs)
+    plain = [replace(g, pg_name=list(g.pg_name)) for g in graphs]
+    for compat in (True, False):
+        assert find_mirrors(platform, graphs, compat_astra=compat) == find_mirrors(platform, plain, compat_astra=compat)

@@ -55,6 +55,75 @@ class Attr(IntFlag):
     INVOLVED_DIM = 1024
 
 
+class CodedNames(list[str]):
+    """A list of strings (a graph's ``pg_name``) that also says which are equal: ``codes[p]``
+    (int32 numpy array) is the index in ``values`` (distinct strings) of item ``p``. Readers
+    that know it for free (``workload/chakra/template.py``) build it, so that finding equal
+    groups (``system/symmetry/equivalence.py``) needs no pass over the strings. Any change to
+    the list drops ``codes`` (None): a stale code is never read."""
+
+    codes: np.ndarray | None
+    values: tuple[str, ...]
+
+    def __init__(self, items: Sequence[str], codes: np.ndarray | None, values: tuple[str, ...]) -> None:
+        super().__init__(items)
+        self.codes, self.values = codes, values
+
+    def _changed(self) -> None:
+        self.codes = None
+
+    def __setitem__(self, key, value):  # type: ignore[no-untyped-def]
+        self._changed()
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key):  # type: ignore[no-untyped-def]
+        self._changed()
+        super().__delitem__(key)
+
+    def __iadd__(self, other):  # type: ignore[no-untyped-def,misc]
+        self._changed()
+        return super().__iadd__(other)
+
+    def __imul__(self, n):  # type: ignore[no-untyped-def,misc]
+        self._changed()
+        return super().__imul__(n)
+
+    def append(self, item: str) -> None:
+        self._changed()
+        super().append(item)
+
+    def extend(self, items):  # type: ignore[no-untyped-def]
+        self._changed()
+        super().extend(items)
+
+    def insert(self, index, item):  # type: ignore[no-untyped-def]
+        self._changed()
+        super().insert(index, item)
+
+    def pop(self, index=-1):  # type: ignore[no-untyped-def]
+        self._changed()
+        return super().pop(index)
+
+    def remove(self, item):  # type: ignore[no-untyped-def]
+        self._changed()
+        super().remove(item)
+
+    def clear(self) -> None:
+        self._changed()
+        super().clear()
+
+    def sort(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        self._changed()
+        super().sort(*args, **kwargs)
+
+    def reverse(self) -> None:
+        self._changed()
+        super().reverse()
+
+    def __reduce__(self):  # type: ignore[no-untyped-def]
+        return (CodedNames, (list(self), self.codes, self.values))
+
+
 @dataclass
 class WorkloadGraph:
     """One rank's graph. All arrays have length ``n``; positions are sorted by ``ids``."""

@@ -51,7 +51,7 @@ from trainsim.config.types import Platform
 from trainsim.enums import NodeType
 from trainsim.system.result import NodeTimeline, RunResult
 from trainsim.system.symmetry.partial import why_not_mirrored_ports
-from trainsim.workload.graph import WorkloadGraph
+from trainsim.workload.graph import CodedNames, WorkloadGraph
 
 _SEND, _RECV, _COLL = int(NodeType.COMM_SEND_NODE), int(NodeType.COMM_RECV_NODE), int(NodeType.COMM_COLL_NODE)
 
@@ -81,19 +81,32 @@ class _Profile:
 
     __slots__ = ("cls", "peer_key", "peers", "group_key", "groups")
 
-    def __init__(self, graph: WorkloadGraph, cls: int, positions: _Positions, interned: dict[Any, int]) -> None:
-        p2p, is_send, colls = positions
+    def __init__(
+        self, graph: WorkloadGraph, cls: int, positions: _Positions, interned: dict[Any, int], patterns: dict[Any, Any]
+    ) -> None:
+        p2p, is_send, colls, colls_of = positions
         self.cls = cls
         vals = np.where(is_send, graph.comm_dst[p2p], graph.comm_src[p2p]).astype(np.int64)
         self.peer_key, self.peers = _labels(vals, interned)
-        names = colls(graph.pg_name)  # the groups by position (itemgetter: no Python loop)
+        pg = graph.pg_name
+        if isinstance(pg, CodedNames) and pg.codes is not None:  # which groups are equal
+            codes = pg.codes  # ranks read from one template share this array
+            found = patterns.get((cls, id(codes)))
+            if found is None or found[0] is not codes:
+                found = patterns[cls, id(codes)] = (codes, *_labels(codes[colls].astype(np.int64), interned))
+            self.group_key = found[1]
+            self.groups = [pg.values[c] for c in found[2]]
+            return
+        names = colls_of(pg)  # the groups by position (itemgetter: no Python loop)
         self.groups = list(dict.fromkeys(names))
         index = dict(zip(self.groups, range(len(self.groups)), strict=True))
-        self.group_key = interned.setdefault(tuple(map(index.__getitem__, names)), len(interned))
+        labels = np.fromiter(map(index.__getitem__, names), dtype=np.int64, count=len(names))
+        self.group_key = interned.setdefault(labels.tobytes(), len(interned))  # as _labels's
 
 
-_Positions = tuple[np.ndarray, np.ndarray, Callable[[list[str]], tuple[str, ...]]]
-"""A class's send / receive positions, which of them are sends, and its collectives' getter."""
+_Positions = tuple[np.ndarray, np.ndarray, np.ndarray, Callable[[list[str]], tuple[str, ...]]]
+"""A class's send / receive positions, which of them are sends, its collectives' positions and
+their getter."""
 
 
 def _getter(positions: list[int]) -> Callable[[list[str]], tuple[str, ...]]:
@@ -125,6 +138,7 @@ class _Finder:
         self.graphs = graphs
         self.n = len(graphs)
         self._tables: dict[str, Any] = {}
+        self._shapes: dict[tuple[int, int], tuple[tuple[int, int], ...]] = {}
 
     # -- classes of equal structure ---------------------------------------------------------
     def profiles(self) -> list[_Profile] | None:
@@ -155,15 +169,19 @@ class _Finder:
                 for p in colls.tolist():
                     if int(g.comm_type[p]) in ROOTED_TYPES:
                         return None
-                positions.append((p2p, t[p2p] == _SEND, _getter(colls.tolist())))
+                positions.append((p2p, t[p2p] == _SEND, colls, _getter(colls.tolist())))
             of_rank.append(cls)
         if len(classes) == self.n:
             return None  # no two ranks alike
-        return [_Profile(g, cls, positions[cls], interned) for g, cls in zip(self.graphs, of_rank, strict=True)]
+        patterns: dict[Any, Any] = {}
+        return [_Profile(g, cls, positions[cls], interned, patterns) for g, cls in zip(self.graphs, of_rank, strict=True)]
 
     # -- the path between two ranks, as group.py's offset table sees it -------------------------
     def shape(self, a: int, b: int) -> tuple[tuple[int, int], ...]:
-        return self.topo.shape(a, b)
+        found = self._shapes.get((a, b))
+        if found is None:
+            found = self._shapes[a, b] = self.topo.shape(a, b)
+        return found
 
     def table(self, name: str) -> Any:
         """The group's offset table (``o`` and ``-o`` alike), None when a member sees an offset

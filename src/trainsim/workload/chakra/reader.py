@@ -438,11 +438,10 @@ _TEMPLATES_PER_LENGTH = 4
 def _plain_bytes(path: Path, rank: int) -> bytes | None:
     """The content of an uncompressed rank file a template may match, else None."""
     try:
-        with open(path, "rb") as stream:
-            head = stream.read(2)
-            if head == b"\x1f\x8b" or os.fstat(stream.fileno()).st_size > _WHOLE_FILE_BYTES:
+        with open(path, "rb", buffering=0) as stream:  # read once into one bytes object
+            if os.pread(stream.fileno(), 2, 0) == b"\x1f\x8b" or os.fstat(stream.fileno()).st_size > _WHOLE_FILE_BYTES:
                 return None
-            return head + stream.read()
+            return stream.readall()
     except OSError as exc:
         raise TraceError(f"cannot read the file ({exc})", file=str(path), rank=rank) from exc
 
