@@ -10,8 +10,10 @@ and head) priced by the same operator timer, and the collectives and sends price
   their tensor-parallel collectives (blocking in the generated graph, so exposed in full),
   plus the embedding on stage 0 and the head on the last stage; under ZeRO-3 (one stream for
   the gathers and reduce-scatters, on the rank's one GPU communication slot) each layer waits
-  for the next layer's weight all-gather beyond its compute (prefetched one layer ahead), its
-  backward for the previous layer's gradient reduce-scatter too, and each chunk pass for its
+  for the next layer's weight all-gather (prefetched one layer ahead), its backward for the
+  previous layer's gradient reduce-scatter too, beyond the compute before the layer's first TP
+  collective (issued after them, it waits for the slot: with sequence parallelism only the
+  layer norm hides them; without TP the whole layer's compute), and each chunk pass for its
   first gather and its backward's last reduce-scatter in full (nothing computes before them);
 - pipeline sends: each chunk a micro-batch crosses costs one message plus, with Megatron's
   scatter/gather (SC'21 §4.1), the receiver's TP all-gather, forward and backward: ``X = 2 v
@@ -63,6 +65,7 @@ class Pass:
     compute_s: float
     collectives: tuple[tuple[int, int], ...]  # (comm type, bytes), on the TP group
     tp_s: float  # those collectives' seconds on the TP group of ranks 0 .. TP-1
+    lead_s: float  # compute before the first TP collective (all of it when there is none)
 
 
 @dataclass(frozen=True)
@@ -115,16 +118,28 @@ class StepEstimator:
 
     def _pass(self, steps: Sequence[object], tp: int) -> Pass:
         compute = 0.0
+        since = 0.0  # compute since the last TP collective
+        lead: float | None = None
         colls: list[tuple[int, int]] = []
+        timed: list[tuple[float, int, int]] = []  # (compute before, comm type, bytes)
         for step in steps:
             if isinstance(step, CompStep):
-                compute += sum(self._op_time(op) for op in step.ops)
+                t = sum(self._op_time(op) for op in step.ops)
+                compute += t
+                since += t
             elif isinstance(step, CollStep) and step.role == "tp" and tp > 1:
+                if lead is None:
+                    lead = compute
                 colls.append((step.comm_type, step.size))
+                timed.append((since, step.comm_type, step.size))
+                since = 0.0
         members = tuple(range(tp))
-        return Pass(
-            compute, tuple(colls), sum(self.comm.collective(t, size, members) for t, size in colls)
-        )
+        if timed and self.comm.uneven_ring(members):
+            # the members drift apart over the passes: the steady state (CommModel.ring_pass_s)
+            tp_s = self.comm.ring_pass_s(tuple(timed), since, members) - compute
+        else:
+            tp_s = sum(self.comm.collective(t, size, members) for t, size in colls)
+        return Pass(compute, tuple(colls), tp_s, compute if lead is None else lead)
 
     def blocks(self, tp: int, sp: bool, micro_batch: int, recompute: str) -> Blocks:
         key = (tp, sp, micro_batch, recompute)
@@ -156,6 +171,32 @@ class StepEstimator:
         self._blocks[key] = hit
         return hit
 
+    def _drifted_stall(self, p: Pass, colls: tuple[tuple[float, int, int], ...], dp_group: tuple[int, ...]) -> float:
+        """Seconds a layer's pass waits for the ZeRO-3 collectives ``colls`` on an uneven DP
+        ring in the steady state: they start with the layer, its first TP collective waits for
+        them (only ``lead_s`` of its compute hides them, :meth:`_hiding_s`), the rest of the
+        layer follows."""
+        rest = p.compute_s + p.tp_s - p.lead_s
+        return max(0.0, self.comm.ring_pass_s(colls, rest, dp_group) - p.compute_s - p.tp_s)
+
+    @staticmethod
+    def _hiding_s(p: Pass, load: float, zero3: bool) -> float:
+        """Seconds of a layer's pass that hide the ZeRO-3 collectives issued when it starts.
+
+        They and the layer's TP collectives share the rank's one communication slot
+        (``system/rank.py``), which goes to the ready node of lowest id: the DP collectives,
+        issued first, hold it until they end, so the layer's first TP collective waits for
+        them and only the compute before it (``lead_s``: the layer norm with sequence
+        parallelism) hides them. A gather still waiting for its weight load from the tier
+        (copy engine) when that TP collective is ready lets it and the rest of the layer go
+        first. Without ZeRO-3 a weight load holds the copy engine only: the layer's compute
+        hides it."""
+        if not zero3:
+            return p.compute_s
+        if load <= p.lead_s:
+            return p.lead_s
+        return p.compute_s + p.tp_s
+
     @staticmethod
     def _tp_s(p: Pass, members: tuple[int, ...]) -> float:
         return p.tp_s
@@ -180,8 +221,9 @@ class StepEstimator:
             copy = layer_params * par.param_bytes / (dp if zero3 else 1)
             load = self.tier_access_s(int(copy), par.world)
         if zero3 or load:
-            ag = self.comm.collective(AG, int(layer_params * par.param_bytes / dp), dp_group) if zero3 else 0.0
-            rs = self.comm.collective(RS, int(layer_params * par.grad_bytes), dp_group) if zero3 else 0.0
+            ag_bytes, rs_bytes = int(layer_params * par.param_bytes / dp), int(layer_params * par.grad_bytes)
+            ag = self.comm.collective(AG, ag_bytes, dp_group) if zero3 else 0.0
+            rs = self.comm.collective(RS, rs_bytes, dp_group) if zero3 else 0.0
             ag_b = ag if par.reshard_after_forward or not zero3 else 0.0
             load_b = load if par.reshard_after_forward or not zero3 else 0.0
             # forward: the load, then the gather; backward: the load beside the previous
@@ -192,9 +234,16 @@ class StepEstimator:
                 # one stream: a layer's compute hides the next layer's gather (and in the
                 # backward the previous layer's reduce-scatter) but a pass's first gather
                 # and its backward's last reduce-scatter wait alone
-                f_stall = max(0.0, f_need - b.layer_fwd.compute_s)
-                b_stall = max(0.0, b_need - b.layer_bwd.compute_s)
+                f_stall = max(0.0, f_need - self._hiding_s(b.layer_fwd, load, zero3))
+                b_stall = max(0.0, b_need - self._hiding_s(b.layer_bwd, load_b, zero3))
                 f_pass, b_pass = f_need - f_stall, b_need - b_stall
+                if zero3 and not load and self.comm.uneven_ring(dp_group):
+                    # a DP ring whose edges cost unevenly (members in and across nodes): its
+                    # members drift apart over the layers (CommModel.ring_pass_s); a layer is
+                    # its collectives, then the rest of the layer beyond what hid them
+                    f_stall = self._drifted_stall(b.layer_fwd, ((0.0, AG, ag_bytes),), dp_group)
+                    b_colls = ((0.0, RS, rs_bytes),) + (((0.0, AG, ag_bytes),) if ag_b else ())
+                    b_stall = self._drifted_stall(b.layer_bwd, b_colls, dp_group)
             else:  # gathered when the layer starts, reduced before the next one's gather
                 f_stall, b_stall = f_need, load_b + ag_b + rs
             f_layer += f_stall
