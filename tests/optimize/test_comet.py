@@ -179,16 +179,21 @@ def test_estimate_of_tp_across_nodes_against_simulation(tiny_2d, tmp_path, nodes
     assert abs(row["best_estimate_error"]) < 0.05
 
 
-def test_estimate_of_zero3_with_tp_and_sp_against_simulation(tiny_2d, tmp_path):
+@pytest.mark.parametrize("weights_offloaded", [False, True])
+def test_estimate_of_zero3_with_tp_and_sp_against_simulation(tiny_2d, tmp_path, weights_offloaded):
     from trainsim.sweep.runner import run_items
 
     # ZeRO-3 with TP 4 and SP on 4 x 4 NPUs at 12.5 GB/s: the next layer's gather holds the
     # rank's one communication slot when the layer's first TP collective (after only the layer
-    # norm) is ready, so only the layer norm hides it (the estimate was 18% fast without that)
-    space = replace(tiny_2d.space, tp=(4,), zero=(3,), sp=(True,), micro_batch=(1,), recompute=("selective",))
+    # norm) is ready, so only the layer norm hides it (the estimate was 18% fast without that);
+    # with the weights in a tier the gather waits for their load first
+    space = replace(tiny_2d.space, tp=(4,), zero=(3,), sp=(True,), micro_batch=(1,), recompute=("selective",),
+                    offload=(False,), offload_params=(weights_offloaded,), offload_activations=(False,))  # fmt: skip
+    cluster = Cluster(nodes=4, npus_per_node=4, hbm_gb=0.12, inter_gbps=12.5, expansion_gbps=32.0 if weights_offloaded else 0.0)
     with SweepStore(tmp_path / "zero3.sqlite") as store:
-        (row,) = run_study([Cluster(nodes=4, npus_per_node=4, hbm_gb=0.12, inter_gbps=12.5)], store, replace(tiny_2d, space=space, top_k=1), run=run_items)
+        (row,) = run_study([cluster], store, replace(tiny_2d, space=space, top_k=1), run=run_items)
     assert (row["best_tp"], row["best_zero"], row["best_sp"], row["simulated"]) == (4, 3, True, 1)
+    assert row["best_offload_params"] == weights_offloaded
     assert abs(row["best_estimate_error"]) < 0.05
 
 

@@ -66,6 +66,8 @@ class Pass:
     collectives: tuple[tuple[int, int], ...]  # (comm type, bytes), on the TP group
     tp_s: float  # those collectives' seconds on the TP group of ranks 0 .. TP-1
     lead_s: float  # compute before the first TP collective (all of it when there is none)
+    segments: tuple[tuple[float, float], ...] = ()  # (compute before, seconds) per TP collective
+    tail_s: float = 0.0  # compute after the last TP collective
 
 
 @dataclass(frozen=True)
@@ -139,7 +141,8 @@ class StepEstimator:
             tp_s = self.comm.ring_pass_s(tuple(timed), since, members) - compute
         else:
             tp_s = sum(self.comm.collective(t, size, members) for t, size in colls)
-        return Pass(compute, tuple(colls), tp_s, compute if lead is None else lead)
+        segments = tuple((c, self.comm.collective(t, size, members)) for c, t, size in timed)
+        return Pass(compute, tuple(colls), tp_s, compute if lead is None else lead, segments, since)
 
     def blocks(self, tp: int, sp: bool, micro_batch: int, recompute: str) -> Blocks:
         key = (tp, sp, micro_batch, recompute)
@@ -174,28 +177,10 @@ class StepEstimator:
     def _drifted_stall(self, p: Pass, colls: tuple[tuple[float, int, int], ...], dp_group: tuple[int, ...]) -> float:
         """Seconds a layer's pass waits for the ZeRO-3 collectives ``colls`` on an uneven DP
         ring in the steady state: they start with the layer, its first TP collective waits for
-        them (only ``lead_s`` of its compute hides them, :meth:`_hiding_s`), the rest of the
+        them (only ``lead_s`` of its compute hides them, :func:`_slot_stall`), the rest of the
         layer follows."""
         rest = p.compute_s + p.tp_s - p.lead_s
         return max(0.0, self.comm.ring_pass_s(colls, rest, dp_group) - p.compute_s - p.tp_s)
-
-    @staticmethod
-    def _hiding_s(p: Pass, load: float, zero3: bool) -> float:
-        """Seconds of a layer's pass that hide the ZeRO-3 collectives issued when it starts.
-
-        They and the layer's TP collectives share the rank's one communication slot
-        (``system/rank.py``), which goes to the ready node of lowest id: the DP collectives,
-        issued first, hold it until they end, so the layer's first TP collective waits for
-        them and only the compute before it (``lead_s``: the layer norm with sequence
-        parallelism) hides them. A gather still waiting for its weight load from the tier
-        (copy engine) when that TP collective is ready lets it and the rest of the layer go
-        first. Without ZeRO-3 a weight load holds the copy engine only: the layer's compute
-        hides it."""
-        if not zero3:
-            return p.compute_s
-        if load <= p.lead_s:
-            return p.lead_s
-        return p.compute_s + p.tp_s
 
     @staticmethod
     def _tp_s(p: Pass, members: tuple[int, ...]) -> float:
@@ -234,8 +219,12 @@ class StepEstimator:
                 # one stream: a layer's compute hides the next layer's gather (and in the
                 # backward the previous layer's reduce-scatter) but a pass's first gather
                 # and its backward's last reduce-scatter wait alone
-                f_stall = max(0.0, f_need - self._hiding_s(b.layer_fwd, load, zero3))
-                b_stall = max(0.0, b_need - self._hiding_s(b.layer_bwd, load_b, zero3))
+                if zero3:
+                    f_stall = _slot_stall(b.layer_fwd, ((load, ag),))
+                    b_stall = _slot_stall(b.layer_bwd, ((0.0, rs), (load_b, ag_b)))
+                else:  # weight loads alone: the copy engine, hidden by the layer's compute
+                    f_stall = max(0.0, load - b.layer_fwd.compute_s)
+                    b_stall = max(0.0, load_b - b.layer_bwd.compute_s)
                 f_pass, b_pass = f_need - f_stall, b_need - b_stall
                 if zero3 and not load and self.comm.uneven_ring(dp_group):
                     # a DP ring whose edges cost unevenly (members in and across nodes): its
@@ -381,3 +370,33 @@ class StepEstimator:
         if mem.mode == "MEMORY_POOL":
             return one * world
         return one
+
+
+def _slot_stall(p: Pass, jobs: Sequence[tuple[float, float]]) -> float:
+    """Seconds a layer's pass ``p`` waits for the ZeRO-3 collectives issued when it starts:
+    ``jobs`` are (ready after the layer's start, seconds) in stream order (one at a time:
+    the DP stream), e.g. a gather ready when its weight load from the tier ends.
+
+    They and the layer's TP collectives share the rank's one communication slot
+    (``system/rank.py``: a node holds it until it completes; the ready node of lowest id
+    goes first, and the ZeRO-3 collectives were issued first): a job ready while the layer
+    computes takes the slot, and the layer's next TP collective waits for it; a job ready
+    while a TP collective runs waits for that one. With sequence parallelism the first TP
+    collective follows only the layer norm, so little hides the gather. The next layer needs
+    every job done (its gather is the last)."""
+    t = 0.0  # when the layer's next compute segment starts
+    free = 0.0  # when the slot (and the DP stream) frees
+    j = 0
+    for compute, coll in (*p.segments, (p.tail_s if p.segments else p.compute_s, -1.0)):
+        ready = t + compute  # the next TP collective (or the layer's end)
+        while j < len(jobs) and max(jobs[j][0], free, t) <= max(ready, free):
+            free = max(jobs[j][0], free, t) + jobs[j][1]  # ready when the slot frees: first
+            j += 1
+        if coll < 0:
+            for r, d in jobs[j:]:  # ready after the layer's compute: the next layer waits
+                free = max(r, free) + d
+            end = max(ready, free)
+            return max(0.0, end - p.compute_s - sum(c for _, c in p.segments))
+        t = max(ready, free) + coll
+        free = t
+    raise AssertionError("unreachable: the loop returns at the layer's end")
