@@ -21,6 +21,10 @@ A1-A2, D5; ``network/analytical.py``, ``collectives/logical.py``, ``endpoint/ast
   chain of ``steps`` consecutive ring edges (one per member as the start); when the edges
   differ (members crossing different dimensions) a member's next send also waits for its
   injection port, which a slow edge keeps busy longer than a chain step (``_ring_with_ports``);
+- repeated passes (a layer's compute and collectives) on such an uneven ring do not start
+  together: each member starts its next collective when its own part of the previous one
+  ended, so the members drift apart until the slow edges' ports stay busy
+  (:meth:`CommModel.ring_pass_s`, the steady-state period, send by send);
 - a collective on every rank runs on the network dimensions, one per entry of the system's
   implementation list for its type, extended to every dimension as the planner does, with one
   chunk (astra-sim-semantics.md E1-E3): a reduce-scatter dimension by dimension ascending, the

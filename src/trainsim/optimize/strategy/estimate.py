@@ -15,6 +15,10 @@ and head) priced by the same operator timer, and the collectives and sends price
   collective (issued after them, it waits for the slot: with sequence parallelism only the
   layer norm hides them; without TP the whole layer's compute), and each chunk pass for its
   first gather and its backward's last reduce-scatter in full (nothing computes before them);
+- a ring over part of the machine whose edges cost unevenly (a TP group spanning nodes, a
+  data-parallel ring with several members per node) is priced per layer in its steady state,
+  where the members have drifted apart and the slow edges' ports stay busy
+  (:meth:`.comm.CommModel.ring_pass_s`), not from a common start;
 - pipeline sends: each chunk a micro-batch crosses costs one message plus, with Megatron's
   scatter/gather (SC'21 §4.1), the receiver's TP all-gather, forward and backward: ``X = 2 v
   (send + all-gather)`` per micro-batch and stage;
