@@ -10,9 +10,15 @@ and head) priced by the same operator timer, and the collectives and sends price
   their tensor-parallel collectives (blocking in the generated graph, so exposed in full),
   plus the embedding on stage 0 and the head on the last stage; under ZeRO-3 (one stream for
   the gathers and reduce-scatters, on the rank's one GPU communication slot) each layer waits
-  for the next layer's weight all-gather beyond its compute (prefetched one layer ahead), its
-  backward for the previous layer's gradient reduce-scatter too, and each chunk pass for its
+  for the next layer's weight all-gather (prefetched one layer ahead), its backward for the
+  previous layer's gradient reduce-scatter too, beyond the compute before the layer's first TP
+  collective (issued after them, it waits for the slot: with sequence parallelism only the
+  layer norm hides them; without TP the whole layer's compute), and each chunk pass for its
   first gather and its backward's last reduce-scatter in full (nothing computes before them);
+- a ring over part of the machine whose edges cost unevenly (a TP group spanning nodes, a
+  data-parallel ring with several members per node) is priced per layer in its steady state,
+  where the members have drifted apart and the slow edges' ports stay busy
+  (:meth:`.comm.CommModel.ring_pass_s`), not from a common start;
 - pipeline sends: each chunk a micro-batch crosses costs one message plus, with Megatron's
   scatter/gather (SC'21 §4.1), the receiver's TP all-gather, forward and backward: ``X = 2 v
   (send + all-gather)`` per micro-batch and stage;
@@ -63,6 +69,9 @@ class Pass:
     compute_s: float
     collectives: tuple[tuple[int, int], ...]  # (comm type, bytes), on the TP group
     tp_s: float  # those collectives' seconds on the TP group of ranks 0 .. TP-1
+    lead_s: float  # compute before the first TP collective (all of it when there is none)
+    segments: tuple[tuple[float, float], ...] = ()  # (compute before, seconds) per TP collective
+    tail_s: float = 0.0  # compute after the last TP collective
 
 
 @dataclass(frozen=True)
@@ -115,16 +124,29 @@ class StepEstimator:
 
     def _pass(self, steps: Sequence[object], tp: int) -> Pass:
         compute = 0.0
+        since = 0.0  # compute since the last TP collective
+        lead: float | None = None
         colls: list[tuple[int, int]] = []
+        timed: list[tuple[float, int, int]] = []  # (compute before, comm type, bytes)
         for step in steps:
             if isinstance(step, CompStep):
-                compute += sum(self._op_time(op) for op in step.ops)
+                t = sum(self._op_time(op) for op in step.ops)
+                compute += t
+                since += t
             elif isinstance(step, CollStep) and step.role == "tp" and tp > 1:
+                if lead is None:
+                    lead = compute
                 colls.append((step.comm_type, step.size))
+                timed.append((since, step.comm_type, step.size))
+                since = 0.0
         members = tuple(range(tp))
-        return Pass(
-            compute, tuple(colls), sum(self.comm.collective(t, size, members) for t, size in colls)
-        )
+        if timed and self.comm.uneven_ring(members):
+            # the members drift apart over the passes: the steady state (CommModel.ring_pass_s)
+            tp_s = self.comm.ring_pass_s(tuple(timed), since, members) - compute
+        else:
+            tp_s = sum(self.comm.collective(t, size, members) for t, size in colls)
+        segments = tuple((c, self.comm.collective(t, size, members)) for c, t, size in timed)
+        return Pass(compute, tuple(colls), tp_s, compute if lead is None else lead, segments, since)
 
     def blocks(self, tp: int, sp: bool, micro_batch: int, recompute: str) -> Blocks:
         key = (tp, sp, micro_batch, recompute)
@@ -156,6 +178,14 @@ class StepEstimator:
         self._blocks[key] = hit
         return hit
 
+    def _drifted_stall(self, p: Pass, colls: tuple[tuple[float, int, int], ...], dp_group: tuple[int, ...]) -> float:
+        """Seconds a layer's pass waits for the ZeRO-3 collectives ``colls`` on an uneven DP
+        ring in the steady state: they start with the layer, its first TP collective waits for
+        them (only ``lead_s`` of its compute hides them, :func:`_slot_stall`), the rest of the
+        layer follows."""
+        rest = p.compute_s + p.tp_s - p.lead_s
+        return max(0.0, self.comm.ring_pass_s(colls, rest, dp_group) - p.compute_s - p.tp_s)
+
     @staticmethod
     def _tp_s(p: Pass, members: tuple[int, ...]) -> float:
         return p.tp_s
@@ -180,8 +210,9 @@ class StepEstimator:
             copy = layer_params * par.param_bytes / (dp if zero3 else 1)
             load = self.tier_access_s(int(copy), par.world)
         if zero3 or load:
-            ag = self.comm.collective(AG, int(layer_params * par.param_bytes / dp), dp_group) if zero3 else 0.0
-            rs = self.comm.collective(RS, int(layer_params * par.grad_bytes), dp_group) if zero3 else 0.0
+            ag_bytes, rs_bytes = int(layer_params * par.param_bytes / dp), int(layer_params * par.grad_bytes)
+            ag = self.comm.collective(AG, ag_bytes, dp_group) if zero3 else 0.0
+            rs = self.comm.collective(RS, rs_bytes, dp_group) if zero3 else 0.0
             ag_b = ag if par.reshard_after_forward or not zero3 else 0.0
             load_b = load if par.reshard_after_forward or not zero3 else 0.0
             # forward: the load, then the gather; backward: the load beside the previous
@@ -192,9 +223,20 @@ class StepEstimator:
                 # one stream: a layer's compute hides the next layer's gather (and in the
                 # backward the previous layer's reduce-scatter) but a pass's first gather
                 # and its backward's last reduce-scatter wait alone
-                f_stall = max(0.0, f_need - b.layer_fwd.compute_s)
-                b_stall = max(0.0, b_need - b.layer_bwd.compute_s)
+                if zero3:
+                    f_stall = _slot_stall(b.layer_fwd, ((load, ag),))
+                    b_stall = _slot_stall(b.layer_bwd, ((0.0, rs), (load_b, ag_b)))
+                else:  # weight loads alone: the copy engine, hidden by the layer's compute
+                    f_stall = max(0.0, load - b.layer_fwd.compute_s)
+                    b_stall = max(0.0, load_b - b.layer_bwd.compute_s)
                 f_pass, b_pass = f_need - f_stall, b_need - b_stall
+                if zero3 and not load and self.comm.uneven_ring(dp_group):
+                    # a DP ring whose edges cost unevenly (members in and across nodes): its
+                    # members drift apart over the layers (CommModel.ring_pass_s); a layer is
+                    # its collectives, then the rest of the layer beyond what hid them
+                    f_stall = self._drifted_stall(b.layer_fwd, ((0.0, AG, ag_bytes),), dp_group)
+                    b_colls = ((0.0, RS, rs_bytes),) + (((0.0, AG, ag_bytes),) if ag_b else ())
+                    b_stall = self._drifted_stall(b.layer_bwd, b_colls, dp_group)
             else:  # gathered when the layer starts, reduced before the next one's gather
                 f_stall, b_stall = f_need, load_b + ag_b + rs
             f_layer += f_stall
@@ -332,3 +374,33 @@ class StepEstimator:
         if mem.mode == "MEMORY_POOL":
             return one * world
         return one
+
+
+def _slot_stall(p: Pass, jobs: Sequence[tuple[float, float]]) -> float:
+    """Seconds a layer's pass ``p`` waits for the ZeRO-3 collectives issued when it starts:
+    ``jobs`` are (ready after the layer's start, seconds) in stream order (one at a time:
+    the DP stream), e.g. a gather ready when its weight load from the tier ends.
+
+    They and the layer's TP collectives share the rank's one communication slot
+    (``system/rank.py``: a node holds it until it completes; the ready node of lowest id
+    goes first, and the ZeRO-3 collectives were issued first): a job ready while the layer
+    computes takes the slot, and the layer's next TP collective waits for it; a job ready
+    while a TP collective runs waits for that one. With sequence parallelism the first TP
+    collective follows only the layer norm, so little hides the gather. The next layer needs
+    every job done (its gather is the last)."""
+    t = 0.0  # when the layer's next compute segment starts
+    free = 0.0  # when the slot (and the DP stream) frees
+    j = 0
+    for compute, coll in (*p.segments, (p.tail_s if p.segments else p.compute_s, -1.0)):
+        ready = t + compute  # the next TP collective (or the layer's end)
+        while j < len(jobs) and max(jobs[j][0], free, t) <= max(ready, free):
+            free = max(jobs[j][0], free, t) + jobs[j][1]  # ready when the slot frees: first
+            j += 1
+        if coll < 0:
+            for r, d in jobs[j:]:  # ready after the layer's compute: the next layer waits
+                free = max(r, free) + d
+            end = max(ready, free)
+            return max(0.0, end - p.compute_s - sum(c for _, c in p.segments))
+        t = max(ready, free) + coll
+        free = t
+    raise AssertionError("unreachable: the loop returns at the layer's end")
