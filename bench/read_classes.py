@@ -73,18 +73,6 @@ json.dump(out, sys.stdout)
 """
 
 
-def export(rev: str) -> Path:
-    """``src`` of revision ``rev`` in a temporary folder, with this tree's compiled cores."""
-    folder = Path(tempfile.mkdtemp(prefix="read-classes-base-"))
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "src"], check=True, capture_output=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
-    for so in (ROOT / "src").rglob("*.so"):
-        target = folder / so.relative_to(ROOT)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(so, target)
-    return folder / "src"
-
-
 def run(src: Path, folder: Path, simulate: bool) -> dict:
     env = {**os.environ, "PYTHONPATH": str(src)}
     cmd = [sys.executable, "-c", _CHILD, str(folder), "1" if simulate else "0"]
@@ -100,10 +88,11 @@ def main() -> None:
     args = ap.parse_args()
     sys.path.insert(0, str(ROOT / "bench"))
     from equivalence_files import write_inputs
+    from per_collective import base_src as export_src
 
     folder = (args.dir or Path(tempfile.mkdtemp(prefix="read-classes-"))) / "gpt3"
     write_inputs("gpt3", folder)
-    base_src = export(args.base)
+    base_src = export_src(args.base, Path(tempfile.mkdtemp(prefix="read-classes-base-")))
     try:
         runs: dict[str, list[dict]] = {"base": [], "this": []}
         for _ in range(args.repeat):
