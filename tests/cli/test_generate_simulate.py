@@ -18,7 +18,7 @@ from trainsim.workload.models import get_model
 
 # TP 2 fills the first dimension, so each data-parallel group lies in the second one: a
 # group crossing dimensions unevenly (TP 2 on 4-rank nodes) ends at different times on its
-# members and refuses the replica slice (tests/system/test_replica.py)
+# members, so the replica slice runs more than one replica (tests/system/test_replica.py)
 PLATFORM = """\
 network:
   dims:
@@ -35,6 +35,19 @@ def platform_file(tmp_path):
     return path
 
 
+def _generate_on_switches(tmp_path, capsys, sizes):
+    """`trainsim generate` SMALL on two Switch dimensions of ``sizes`` (fast in-node, slow
+    between nodes) with --json: the platform file, the printed text (one line) and the JSON."""
+    platform_file = tmp_path / "platform.yaml"
+    platform_file.write_text(
+        f"network:\n  dims:\n    - {{topology: Switch, size: {sizes[0]}, bandwidth_gbps: 300, latency_ns: 700}}\n"
+        f"    - {{topology: Switch, size: {sizes[1]}, bandwidth_gbps: 25, latency_ns: 2000}}\n"
+    )
+    summary_path = tmp_path / "s.json"
+    assert main(["generate", *SMALL, "--platform", str(platform_file), "--json", str(summary_path)]) == 0
+    return platform_file, " ".join(capsys.readouterr().out.split()), json.loads(summary_path.read_text())
+
+
 def _full_makespan(platform_file, sizes) -> float:
     par = Parallelism(tp=2, pp=2, dp=4, micro_batch=1, global_batch=8)
     from dataclasses import replace
@@ -47,19 +60,11 @@ def test_simulates_one_replica_and_writes_no_files(tmp_path, capsys):
     # the pipeline stages and the data-parallel groups in different dimensions: on (2, 8) the
     # stages' tied-embedding all-reduce may still hold the dimension's injection port when
     # the data-parallel reduction starts, and the slice refuses (tests/system/test_replica.py)
-    platform_file = tmp_path / "platform.yaml"
-    platform_file.write_text(
-        "network:\n  dims:\n    - {topology: Switch, size: 8, bandwidth_gbps: 300, latency_ns: 700}\n"
-        "    - {topology: Switch, size: 2, bandwidth_gbps: 25, latency_ns: 2000}\n"
-    )
-    summary_path = tmp_path / "s.json"
-    assert main(["generate", *SMALL, "--platform", str(platform_file), "--json", str(summary_path)]) == 0
-    printed = " ".join(capsys.readouterr().out.split())
+    platform_file, printed, document = _generate_on_switches(tmp_path, capsys, (8, 2))
     assert "2 of 16 ranks simulated" in printed
     assert "data-parallel replica 0 (4 ranks) stands for every replica; one rank per pipeline stage" in printed
     assert "TFLOP/s per GPU" in printed
     assert sorted(p.name for p in tmp_path.iterdir()) == ["platform.yaml", "s.json"]
-    document = json.loads(summary_path.read_text())
     sim = document["simulation"]
     assert sim["mode"] == "replica slice" and sim["ranks_simulated"] == 2 and sim["world"] == 16
     # every rank, those that did not run with the times of the rank they repeat
@@ -189,3 +194,13 @@ def test_progress_bar_on_a_terminal(platform_file, monkeypatch):
     drawn = len(screen.getvalue())
     assert main(["generate", *SMALL, "--platform", str(platform_file), "-q"]) == 0
     assert len(screen.getvalue()) == drawn  # --quiet: no bar
+
+
+def test_says_which_replicas_stand_for_all(tmp_path, capsys):
+    """TP 2 on 4-GPU nodes: the data-parallel rings leave the node on every second edge, so
+    replicas 0 and 1 run and the output says so (tests/system/test_replica.py)."""
+    platform_file, printed, document = _generate_on_switches(tmp_path, capsys, (4, 4))
+    assert "data-parallel replicas 0-1 (8 ranks) stand for every replica (replica k repeats replica k mod 2" in printed
+    sim = document["simulation"]
+    assert sim["mode"] == "replica slice" and sim["replicas_simulated"] == 2 and sim["ranks_simulated"] == 4
+    assert document["makespan_s"] == _full_makespan(platform_file, (4, 4))

@@ -11,6 +11,7 @@ from trainsim.config.types import DimSpec, NetworkSpec, Platform
 from trainsim.errors import ConfigError
 from trainsim.network.injection import InjectionPorts
 from trainsim.system.api import simulate
+from trainsim.system.symmetry import replica
 from trainsim.system.symmetry.replica import simulate_generated, simulate_replica
 from trainsim.workload.generate import Parallelism, generate
 from trainsim.workload.models import get_model
@@ -74,7 +75,7 @@ CASES = [
     (2, 2, 4, (8, 2), {}),
     # data-parallel groups inside one network dimension: under the default mode's path rule
     # (topology/multidim.py) a group whose ring crosses dimensions unevenly ends at different
-    # times on its members and is refused (test_uneven_cross_replica_group_is_refused); with
+    # times on its members and needs more replicas (test_uneven_cross_replica_ring_runs_two_replicas); with
     # the stages in that dimension too, (2, 8), an injection port is still busy when the
     # reduction starts (test_busy_injection_port_is_exact)
     (2, 2, 4, (8, 2), {"zero": 1}),
@@ -182,23 +183,45 @@ def test_reduction_waits_for_the_last_send():
     assert all(got == full.ranks[got.rank] for got in sliced.rank_results())
 
 
-def test_uneven_cross_replica_group_is_refused():
+@pytest.mark.parametrize("extra", [{"zero": 1}, {}, {"schedule": "interleaved", "virtual_stages": 2}])
+def test_uneven_cross_replica_ring_runs_two_replicas(extra):
     """TP 2 on 4-rank nodes: the data-parallel ring 0, 2, 4, 6 crosses the inter-node link only
     from 2 to 4 and from 6 to 0 (the default mode's path rule), so its reduce-scatter ends at
-    different times on its members, the replicas diverge, and the slice refuses; the step then
-    runs every rank, as the full simulation does."""
-    par = Parallelism(tp=2, pp=2, dp=4, micro_batch=1, global_batch=16, recompute="full", zero=1)
+    different times on its members and replica 1 does not follow replica 0. Moving every rank
+    two replicas on (one node) maps each ring onto itself, edge costs included, so replicas 0
+    and 1 run and the others repeat them: every rank's result, timeline and record equal the
+    run of every rank bit for bit. With one replica standing for all (period 1 forced) the
+    replicas' ends differ and the slice refuses. In ASTRA-sim's mode every message of the ring
+    travels dimension 0: one replica suffices."""
+    par = Parallelism(tp=2, pp=2, dp=4, micro_batch=1, global_batch=16, recompute="full", **extra)
     w = generate(_shrunk_1_7b(), par, OperatorTimer("A100"), network_sizes=(4, 4))
     platform = w.platform(_platform((4, 4)))
-    with pytest.raises(ConfigError, match="cross the network's dimensions unevenly"):
-        simulate_replica(platform, w)
+    every = simulate(platform, w.graphs, symmetry=False)
+    sliced = simulate_replica(platform, w)
+    assert sliced.period == 2 and sliced.ranks_simulated == 2 * 2  # a rank per stage, two replicas
     run = simulate_generated(_platform((4, 4)), w)
-    assert run.mode == "every rank" and "unevenly" in run.why_every_rank
-    assert run.result.makespan_s == simulate(platform, w.graphs).makespan_s
-    # in ASTRA-sim's mode every message of the ring travels dimension 0: the slice applies
+    assert run.mode == "replica slice" and run.replica_ranks == 8
+    assert_same_run(run.result, every)
+    assert len({r.end_ns for r in every.collectives if r.group_size == 4 and r.rank in (0, 2)}) > 1  # genuinely uneven
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(replica, "replica_period", lambda *_: 1)
+        with pytest.raises(ConfigError, match="cross the network's dimensions unevenly"):
+            simulate_replica(platform, w)
     astra = dataclasses.replace(platform, compat="astra")
     sliced = simulate_replica(astra, w)
-    assert sliced.makespan_s == simulate(astra, w.graphs).makespan_s
+    assert sliced.period == 1 and sliced.makespan_s == simulate(astra, w.graphs).makespan_s
+
+
+def test_a_ring_no_shift_maps_onto_itself_runs_every_rank():
+    """PP 3, DP 4 on (3, 4): the data-parallel ring 0, 1, 2, 3 runs along dimension 0, then
+    across both dimensions (2 to 3), then along dimension 1 (3 to 0): no shift by fewer than
+    the 4 replicas maps its edges onto themselves, so the step runs every rank and says why."""
+    par = Parallelism(tp=1, pp=3, dp=4, micro_batch=1, global_batch=8, recompute="full")
+    w = generate(_shrunk_1_7b(layers=6), par, OperatorTimer("A100"), network_sizes=(3, 4))
+    with pytest.raises(ConfigError, match=r"group \[0, 1, 2, 3\] has ring edges"):
+        simulate_replica(w.platform(_platform((3, 4))), w)
+    run = simulate_generated(_platform((3, 4)), w)
+    assert run.mode == "every rank" and "no shift by fewer than all 4 replicas" in run.why_every_rank
 
 
 def test_replicas_that_are_not_translates_are_refused():

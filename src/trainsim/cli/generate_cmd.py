@@ -297,7 +297,9 @@ def _print_run(console: Console, run: GeneratedRun, simulation: dict[str, Any]) 
     print_summary(console, run.ranks, run.makespan_s, title=title)
     if run.mode == "replica slice":
         console.print(
-            f"data-parallel replica 0 ({run.replica_ranks} ranks) stands for every replica"
+            (f"data-parallel replica 0 ({run.replica_ranks} ranks) stands for every replica" if run.replica_period == 1 else
+             f"data-parallel replicas 0-{run.replica_period - 1} ({run.replica_ranks} ranks) stand for every replica "
+             f"(replica k repeats replica k mod {run.replica_period}: its rings cross the network unevenly)")
             + ("; one rank per pipeline stage for its tensor-parallel peers" if run.ranks_simulated < run.replica_ranks else ""),
             highlight=False,
             soft_wrap=True,

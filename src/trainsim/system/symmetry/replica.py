@@ -1,4 +1,4 @@
-"""Simulate one data-parallel replica of a generated workload instead of every rank
+"""Simulate one data-parallel replica (or a few) of a generated workload instead of every rank
 (DESIGN.md, system layer; "Speed: symmetry first").
 
 On a backend of the ``pairwise`` symmetry class (``network/protocol.py``: a message's delay
@@ -24,18 +24,25 @@ representative or rank by rank) - the same floating-point operations, so the sli
 are the full run's bit for bit (``tests/system/test_replica.py`` compares every rank's result
 with ``==``).
 
+Where a cross-replica group's ring crosses the network's dimensions unevenly under the
+default mode's path rule (``topology/multidim.py``; a data-parallel ring with TP 4 on 8-GPU
+nodes leaves the node on every second edge), its members leave it at different times and
+replica 1 does not follow replica 0. Replica ``k`` then follows replica ``k % p``, for the
+smallest ``p`` dividing the data-parallel degree whose shift maps every such ring onto itself,
+edge costs included (:func:`replica_period`): replicas ``0 .. p - 1`` run, every other
+replica's rank mirrors its counterpart among them (2 replicas for that ring instead of 32).
+
 Preconditions (checked): a ``pairwise`` backend; every cross-replica collective ending on
-every member when it ends on the replica-0 rank that member repeats (not so when its group's
-messages cross the network's dimensions unevenly under the default mode's path rule:
-``topology/multidim.py``; checked on the run's records, :func:`_check_even`); no memory
+every member when it ends on the rank that member repeats (checked on the run's records,
+:func:`_check_even`); a ring shift of fewer than all replicas (above); no memory
 offload to a per-node or pooled tier (its accesses queue across replicas); no expert
 parallelism (its all-to-alls cross replicas during the step); ZeRO stage below 3 and no
 ``overlap_grad_reduce`` (their reductions overlap compute and each other); in every graph
 only compute and cross-replica collectives follow the first cross-replica collective; every
-replica replica 0 moved along the network (the same message shapes between the ranks that
-exchange messages, :func:`_check_translates`).
+replica the replica it repeats moved along the network (the same message shapes between the
+ranks that exchange messages, :func:`_check_translates`).
 
-Reported per rank: :meth:`ReplicaResult.rank_results` replica 0's ranks as the run has them;
+Reported per rank: :meth:`ReplicaResult.rank_results` the ranks of the replicas that ran;
 :meth:`ReplicaResult.world_result` is every rank's ``RunResult``, derived
 (``replica_result.py``). :func:`simulate_generated` picks the slice when it applies and every
 rank otherwise. Times in seconds.
@@ -81,6 +88,9 @@ class ReplicaResult:
     """Replica-0 ranks that were not run because they behave as another (:func:`tensor_mirrors`)."""
     positions: list[np.ndarray] = field(default_factory=list, repr=False)
     """Per pipeline stage, the positions of its cross-replica collectives."""
+    period: int = 1
+    """Replicas ``0 .. period - 1`` ran; replica ``k`` repeats replica ``k % period``
+    (:func:`replica_period`)."""
 
     def rank_results(self) -> list[RankResult]:
         """Replica 0's ranks as the full run reports them (a mirror with its
@@ -103,6 +113,7 @@ class ReplicaResult:
         return {
             "makespan_s": self.makespan_s,
             "ranks_simulated": self.ranks_simulated,
+            "replicas_simulated": self.period,
             "events": self.events,
             "wall_s": dict(self.wall_s),
         }
@@ -173,14 +184,15 @@ def _cross_positions(workload: GeneratedWorkload, stage: int) -> np.ndarray:
 
 def _check_even(workload: GeneratedWorkload, run: RunResult, cross: set[str], counterpart: list[int]) -> None:
     """Refuse the slice when a rank of another replica left a cross-replica collective at a
-    different time than the replica-0 rank it repeats: the group's messages cross the network's
-    dimensions unevenly (the default mode's path rule, ``topology/multidim.py``: a
+    different time than the rank it repeats (``counterpart``): the group's messages cross the
+    network's dimensions unevenly (the default mode's path rule, ``topology/multidim.py``: a
     data-parallel ring with members 0, 2, 4, 6 on 4-rank nodes crosses the inter-node link only
-    from 2 to 4 and back from 6 to 0), so the replicas no longer follow one timeline. A
+    from 2 to 4 and back from 6 to 0) in a way :func:`replica_period` did not foresee, so the
+    replicas no longer follow the timelines of the ones that ran. A
     collective run by a group-symmetric representative ends at one time on every member; one
     run rank by rank leaves a record per member, the other replicas' included. ``cross``: the
     cross-replica collectives' groups."""
-    ends: dict[tuple[str, int, int], tuple[int, float]] = {}  # (group, k, replica-0 rank) -> (rank, end ns)
+    ends: dict[tuple[str, int, int], tuple[int, float]] = {}  # (group, k, repeated rank) -> (rank, end ns)
     count: dict[tuple[int, str], int] = {}
     for rec in run.collectives:
         if rec.group not in cross:
@@ -199,13 +211,13 @@ def _check_even(workload: GeneratedWorkload, run: RunResult, cross: set[str], co
 
 
 def _check_translates(platform: Platform, workload: GeneratedWorkload, images: dict[int, list[int]], cross: set[str]) -> None:
-    """Refuse the slice unless every replica is replica 0 moved along the network: for every
-    two replica-0 ranks that exchange messages (send and receive peers, members of one
+    """Refuse the slice unless every replica is the replica it repeats moved along the network:
+    for every two ranks that run and exchange messages (send and receive peers, members of one
     collective's group other than a cross-replica one), their counterparts in every other
     replica have the same ``MultiDimTopology.shape`` between them (the dimensions crossed and
-    the offset in each), so each replica's messages have replica 0's delays and ports
-    (``InjectionPorts.copy_busy`` translates ports by it). ``images[r]``: replica-0 rank
-    ``r``'s counterparts, replica by replica. Each pair is looked at once."""
+    the offset in each), so each replica's messages have the repeated one's delays and ports
+    (``InjectionPorts.copy_busy`` translates ports by it). ``images[r]``: the ranks that
+    repeat rank ``r``, replica by replica. Each pair is looked at once."""
     from trainsim.topology import MultiDimTopology
 
     topo = MultiDimTopology.of_network(platform.network, compat_astra=platform.compat == "astra")
@@ -233,6 +245,62 @@ def _check_translates(platform: Platform, workload: GeneratedWorkload, images: d
                 )
 
 
+def _hop_cost(topo: Any, a: int, b: int) -> tuple[tuple[int, int], ...]:
+    """What a message from ``a`` to ``b`` pays under the platform's path rule
+    (``topology/multidim.py``): the dimensions it crosses, with the hops in each."""
+    return tuple((d, topo.hops(d, a, b)) for d in topo.path(a, b))
+
+
+def replica_period(platform: Platform, workload: GeneratedWorkload, cross: set[str]) -> int:
+    """The fewest data-parallel replicas whose run stands for all: the smallest ``p``
+    dividing the data-parallel degree such that moving every rank ``p`` replicas on (same
+    stage and position, replica ``k`` to ``(k + p) % dp``) turns the ring of every
+    cross-replica collective's group (``cross``) into itself, rotated, edge costs included
+    (the dimensions each edge crosses and the hops in each). Replica ``k`` then follows
+    replica ``k % p``'s timeline: 1 where every ring's edges cost alike; 2 for a
+    data-parallel ring with TP 4 on 8-GPU nodes (members 0, 4, 8, ...: every second edge
+    leaves the node). A ConfigError, naming a group and its edge costs, when only every
+    replica would do."""
+    from trainsim.topology import MultiDimTopology
+
+    dp = max(workload.replica_of_rank) + 1
+    topo = MultiDimTopology.of_network(platform.network, compat_astra=platform.compat == "astra")
+    places: dict[tuple[int, int], list[int]] = {}  # (stage, replica) -> its ranks, ascending
+    for rank, place in enumerate(zip(workload.stage_of_rank, workload.replica_of_rank, strict=True)):
+        places.setdefault(place, []).append(rank)
+    index = {r: i for ranks in places.values() for i, r in enumerate(ranks)}
+    rings = []  # (members, edge costs) per group
+    for name in sorted(cross):
+        # no name: the whole machine, in rank order
+        members = tuple(platform.comm_groups.get(name, ())) if name else tuple(range(len(workload.graphs)))
+        if not members:
+            raise ConfigError(f"cross-replica collective on group {name!r}, which the platform does not define", field="comm_groups")
+        n = len(members)
+        rings.append((members, [_hop_cost(topo, members[i], members[(i + 1) % n]) for i in range(n)]))
+
+    def moves_onto_itself(members: tuple[int, ...], costs: list[Any], p: int) -> bool:
+        at = {m: i for i, m in enumerate(members)}
+        moved = [places[(workload.stage_of_rank[m], (workload.replica_of_rank[m] + p) % dp)][index[m]] for m in members]
+        shift = at.get(moved[0])
+        n = len(members)
+        return shift is not None and all(
+            moved[i] == members[(i + shift) % n] and costs[i] == costs[(i + shift) % n] for i in range(n)
+        )
+
+    if dp == 1 or not rings:
+        return 1
+    for p in range(1, dp):
+        if dp % p == 0 and all(moves_onto_itself(members, costs, p) for members, costs in rings):
+            return p
+    members, costs = next(((m, c) for m, c in rings if len(set(c)) > 1), rings[0])
+    raise ConfigError(
+        f"the cross-replica group {list(members)[:8]}{'...' if len(members) > 8 else ''} has ring edges of costs "
+        f"{sorted(set(costs))} ((dimension, hops) crossed) that no shift by fewer than all {dp} replicas maps onto "
+        "themselves: every replica follows its own timeline; simulate every rank",
+        field="comm_groups",
+    )
+
+
 @collector_paused()  # engine.kernel.collector_paused: no garbage cycles to look for
 def simulate_replica(
     platform: Platform,
@@ -257,31 +325,33 @@ def simulate_replica(
         raise ConfigError(why)
     from trainsim.system.symmetry.replica_result import counterparts
 
-    counterpart = counterparts(workload)
-    empty = GraphBuilder(source="replica-slice: other replica").build()
-    graphs = [g if replica == 0 else empty for g, replica in zip(workload.graphs, workload.replica_of_rank, strict=True)]
     replica0 = [r for r, replica in enumerate(workload.replica_of_rank) if replica == 0]
-    images: dict[int, list[int]] = {r: [] for r in replica0}  # replica-0 rank -> its counterparts, replica by replica
+    cross = {workload.graphs[r].pg_name[p] for r in replica0 for p in positions[workload.stage_of_rank[r]].tolist()}
+    period = replica_period(platform, workload, cross)
+    counterpart = counterparts(workload, period)
+    empty = GraphBuilder(source="replica-slice: other replica").build()
+    graphs = [g if replica < period else empty for g, replica in zip(workload.graphs, workload.replica_of_rank, strict=True)]
+    ran = [r for r, replica in enumerate(workload.replica_of_rank) if replica < period]
+    images: dict[int, list[int]] = {r: [] for r in ran}  # rank that runs -> the ranks repeating it, replica by replica
     for rank in sorted(range(len(counterpart)), key=workload.replica_of_rank.__getitem__):
         if counterpart[rank] != rank:
             images[counterpart[rank]].append(rank)
-    own = {(r, workload.graphs[r].pg_name[p]) for r in replica0 for p in positions[workload.stage_of_rank[r]].tolist()}
-    cross = {name for _, name in own}
+    own = {(r, workload.graphs[r].pg_name[p]) for r in ran for p in positions[workload.stage_of_rank[r]].tolist()}
     _check_translates(platform, workload, images, cross)
-    overall = _Overall(progress, sum(len(graphs[r]) for r in replica0))
+    overall = _Overall(progress, sum(len(graphs[r]) for r in ran))
     t0 = time.perf_counter()
-    mirrors = tensor_mirrors(platform, workload, graphs, replica0) if mirror else {}
+    mirrors = tensor_mirrors(platform, workload, graphs, ran) if mirror else {}
     for ms in mirrors.values():
         for m in ms:
             overall.total -= len(graphs[m])
             graphs[m] = empty
     mirror_of = {m: rep for rep, ms in mirrors.items() for m in ms}
-    joined = {r: mirrors.get(r, ()) + tuple(images[r]) for r in replica0 if r not in mirror_of}
+    joined = {r: mirrors.get(r, ()) + tuple(images[r]) for r in ran if r not in mirror_of}
     joined = {r: ms for r, ms in joined.items() if ms}
     run = simulate(platform, graphs, backend=backend, mirrors=joined or None, mirror_ports=True, progress=overall.during())
     overall.finished(run.makespan_s * 1e9, sum(len(g) for g in graphs))
     _check_even(workload, run, cross, counterpart)
-    sync: dict[int, list[float]] = {r: [] for r in replica0}
+    sync: dict[int, list[float]] = {r: [] for r in ran}
     for rec in run.collectives:
         if (rec.rank, rec.group) in own:
             sync[rec.rank].append((rec.end_ns - rec.start_ns) / 1e9)
@@ -291,11 +361,12 @@ def simulate_replica(
         makespan_s=run.makespan_s,
         run=run,
         sync_s=sync,
-        ranks_simulated=len(replica0) - len(mirror_of),
+        ranks_simulated=len(ran) - len(mirror_of),
         wall_s={"replica": time.perf_counter() - t0},
         events=run.events,
         mirror_of=mirror_of,
         positions=positions,
+        period=period,
     )
 
 
@@ -311,11 +382,11 @@ _SAME_COLUMNS = (
 
 
 def tensor_mirrors(
-    platform: Platform, workload: GeneratedWorkload, graphs: list[WorkloadGraph], replica0: list[int]
+    platform: Platform, workload: GeneratedWorkload, graphs: list[WorkloadGraph], ran: list[int]
 ) -> dict[int, tuple[int, ...]]:
-    """Replica 0's ranks of each pipeline stage that behave exactly as the stage's first rank
-    (its tensor-parallel peers), as ``{representative: mirrors}``; ``{}`` when that cannot be
-    shown.
+    """The ranks of each pipeline stage of each replica in ``ran`` that behave exactly as the
+    stage's first rank in that replica (its tensor-parallel peers), as ``{representative:
+    mirrors}``; ``{}`` when that cannot be shown.
 
     Rank ``i`` of a stage mirrors rank 0 of it when renaming rank ``i`` of every stage, in
     every replica, to rank 0 of that stage and replica turns its graph into rank 0's: the same arrays apart from peers and
@@ -332,9 +403,9 @@ def tensor_mirrors(
     does, so the mirror's run is the representative's."""
     from trainsim.topology import MultiDimTopology
 
-    stages: dict[int, list[int]] = {}
-    for r in replica0:
-        stages.setdefault(workload.stage_of_rank[r], []).append(r)
+    stages: dict[tuple[int, int], list[int]] = {}  # (stage, replica) -> its ranks that run, ascending
+    for r in ran:
+        stages.setdefault((workload.stage_of_rank[r], workload.replica_of_rank[r]), []).append(r)
     width = {len(rs) for rs in stages.values()}
     if len(width) != 1 or width == {1}:
         return {}
@@ -351,8 +422,7 @@ def tensor_mirrors(
         return tuple((d, (topo.coord(b, d) - topo.coord(a, d)) % topo.sizes[d]) for d in topo.path(a, b))
 
     def cost(a: int, b: int) -> tuple[tuple[int, int], ...]:
-        # what the message pays under the path rule: the dimensions it crosses, hops in each
-        return tuple((d, topo.hops(d, a, b)) for d in topo.path(a, b))
+        return _hop_cost(topo, a, b)
 
     mirrors: dict[int, tuple[int, ...]] = {}
     for i in range(1, width.pop()):
@@ -444,7 +514,8 @@ class GeneratedRun:
     the ranks ran their graphs (a slice runs one rank per pipeline stage when its
     tensor-parallel peers mirror it); ``mode`` says which, ``why_every_rank`` why a slice was
     not taken ("" when it was or was not asked for). ``wall_s``: seconds the simulation
-    took; ``replica_ranks``: in a slice, the ranks of the replica that ran (0 otherwise)."""
+    took; ``replica_ranks``: in a slice, the ranks of the replicas that ran (0 otherwise),
+    ``replica_period`` how many replicas ran (replica ``k`` repeats replica ``k % period``)."""
 
     result: RunResult
     mode: str
@@ -452,6 +523,7 @@ class GeneratedRun:
     wall_s: float
     ranks_simulated: int
     replica_ranks: int = 0
+    replica_period: int = 0
 
     @property
     def makespan_s(self) -> float:
@@ -475,6 +547,7 @@ class GeneratedRun:
             "mode": self.mode,
             "why_every_rank": self.why_every_rank,
             "ranks_simulated": self.ranks_simulated,
+            "replicas_simulated": self.replica_period,
             "world": self.world,
             "events": self.events,
             "wall_s": self.wall_s,
@@ -508,7 +581,7 @@ def simulate_generated(
             why = str(exc)
         else:
             result = sliced.world_result(workload)
-            return GeneratedRun(result, "replica slice", "", time.perf_counter() - t0, sliced.ranks_simulated, len(sliced.sync_s))
+            return GeneratedRun(result, "replica slice", "", time.perf_counter() - t0, sliced.ranks_simulated, len(sliced.sync_s), sliced.period)
     full = simulate(platform, workload.graphs, backend=backend, progress=progress)
     full.info.update(mode="every rank", ranks_simulated=len(full.ranks), world=len(full.ranks))
     return GeneratedRun(full, "every rank", why, time.perf_counter() - t0, len(full.ranks))

@@ -34,24 +34,24 @@ if TYPE_CHECKING:
     from trainsim.workload.graph import WorkloadGraph
 
 
-def counterparts(workload: GeneratedWorkload) -> list[int]:
-    """For every rank, the replica-0 rank it repeats: same pipeline stage, same position among
-    its stage's ranks of its replica (ranks ascending: every other index, tensor-parallel
-    included, is the same)."""
+def counterparts(workload: GeneratedWorkload, period: int = 1) -> list[int]:
+    """For every rank, the rank it repeats: the rank of replica ``replica % period`` at the
+    same pipeline stage and the same position among its stage's ranks of its replica (ranks
+    ascending: every other index, tensor-parallel included, is the same)."""
     by_place: dict[tuple[int, int], list[int]] = {}
     for rank, (stage, replica) in enumerate(zip(workload.stage_of_rank, workload.replica_of_rank, strict=True)):
         by_place.setdefault((stage, replica), []).append(rank)
     out = [0] * len(workload.graphs)
-    for (stage, _replica), ranks in by_place.items():
+    for (stage, replica), ranks in by_place.items():
         for i, rank in enumerate(ranks):
-            out[rank] = by_place[(stage, 0)][i]
+            out[rank] = by_place[(stage, replica % period)][i]
     return out
 
 
 def world_result(sliced: ReplicaResult, workload: GeneratedWorkload) -> RunResult:
     """The whole machine's result of a replica slice."""
     run = sliced.run
-    part = counterparts(workload)
+    part = counterparts(workload, sliced.period)
     mirror_of = sliced.mirror_of
     source = [mirror_of.get(part[r], part[r]) for r in range(len(workload.graphs))]
     by_rank = {r.rank: r for r in sliced.rank_results()}
@@ -71,7 +71,7 @@ def world_result(sliced: ReplicaResult, workload: GeneratedWorkload) -> RunResul
         makespan_s=run.makespan_s,
         ranks=ranks,
         events=sliced.events,
-        info={**run.info, "mode": "replica slice", "ranks_simulated": sliced.ranks_simulated, "world": len(ranks)},
+        info={**run.info, "mode": "replica slice", "ranks_simulated": sliced.ranks_simulated, "replicas_simulated": sliced.period, "world": len(ranks)},
         timelines=timelines,
         collectives=ReplicaRecords(base, source, workload.graphs),
     )
