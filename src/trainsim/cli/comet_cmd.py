@@ -47,7 +47,7 @@ def comet(
     plot: Path | None = typer.Option(None, "--plot", help="Write the frontier plot (PNG) here."),
     top_k: int = typer.Option(0, "--top-k", help="Simulate each cluster's best K strategies and report the estimate's error (0: estimates only)."),
     jobs: int = typer.Option(1, "--jobs", help="Processes for the simulations."),
-    max_every_rank: int = typer.Option(64, "--max-every-rank", help="Simulate strategies that need every rank (ZeRO-3, offload) only up to this many NPUs."),
+    max_every_rank: int = typer.Option(64, "--max-every-rank", help="Simulate strategies that need every rank (ZeRO-3, offload to a per-node or pooled tier) only up to this many NPUs."),
 ) -> None:
     """The best strategy on every cluster of a grid (COMET: Kadiyala, Rashidi et al. 2022)."""
     from dataclasses import replace

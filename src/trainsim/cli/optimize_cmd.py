@@ -179,7 +179,7 @@ def strategy_command(
     top_k: int = typer.Option(3, "--top-k", help="Simulate the best K candidates of the estimate (0: none)."),
     store: Path | None = typer.Option(None, "--store", help="Sweep store (SQLite) for the rows; a re-run resumes from it."),
     jobs: int = typer.Option(1, "--jobs", help="Processes for the simulations."),
-    max_every_rank: int = typer.Option(64, "--max-every-rank", help="Simulate strategies that need every rank (ZeRO-3/FSDP, overlapped reduction) only up to this many GPUs."),
+    max_every_rank: int = typer.Option(64, "--max-every-rank", help="Simulate strategies that need every rank (ZeRO-3/FSDP, overlapped reduction, offload to a per-node or pooled tier) only up to this many GPUs."),
     tp: str | None = typer.Option(None, "--tp", help="TP degrees to search (default: every divisor of --gpus)."),
     pp: str | None = typer.Option(None, "--pp", help="PP degrees to search (default: every divisor)."),
     micro_batch: str | None = typer.Option(None, "--micro-batch", help="Micro-batch sizes (default: every divisor of the per-replica batch)."),
@@ -304,7 +304,7 @@ def _print_strategies(console: Console, result, rows: int) -> None:  # type: ign
     if result.skipped:
         console.print(
             f"not simulated: {len(result.skipped)} strategies ranked above the simulated ones need every rank "
-            f"(ZeRO-3/FSDP or overlapped reduction; the replica slice does not apply) on more than --max-every-rank GPUs; "
+            f"(ZeRO-3/FSDP, overlapped reduction or offload to a shared tier; the replica slice does not apply) on more than --max-every-rank GPUs; "
             f"best of them: TP {result.skipped[0].params['tp']} PP {result.skipped[0].params['pp']} ZeRO {result.skipped[0].params['zero']}, "
             f"estimate {human_time(result.skipped[0].estimate.step_s)}"
         )  # fmt: skip

@@ -177,3 +177,25 @@ def test_a_shared_tier_is_never_simulated_on_a_replica_slice(tiny_model, tmp_pat
     assert run.makespan_s == pytest.approx(full, rel=1e-12)
     per_npu = simulate_generated(load_platform(tiered(tmp_path, "per_npu")), work)
     assert per_npu.mode == "replica slice" and run.makespan_s > 2 * per_npu.makespan_s
+
+
+@pytest.mark.parametrize("offload", ["offload_activations", "offload_params", "offload_optimizer"])
+@pytest.mark.parametrize("base", [BASE, dict(tp=2, pp=4, dp=2, micro_batch=2, global_batch=64)])
+def test_a_per_npu_tier_is_simulated_on_a_replica_slice(tiny_model, tmp_path, offload, base):
+    """A per-NPU tier's accesses are the rank's own: the slice takes every kind of offload,
+    the optimizer states' loads and stores between the gradient reduction and the parameter
+    all-gather included, and every rank's result, timeline and collective record equal the
+    run of every rank bit for bit; the search then simulates such strategies at any scale
+    (a per-node tier's still need every rank)."""
+    from tests.system.test_replica import assert_same_run
+    from trainsim.optimize.strategy.search import needs_every_rank
+    from trainsim.system.api import simulate
+
+    platform = load_platform(tiered(tmp_path, "per_npu"))
+    par = Parallelism(**base, **{offload: True})
+    work = generate(get_model(tiny_model), par, OperatorTimer("A100"), network_sizes=platform.network.sizes)
+    run = simulate_generated(platform, work)
+    assert run.mode == "replica slice", run.why_every_rank
+    assert_same_run(run.result, simulate(work.platform(platform), work.graphs, symmetry=False))
+    assert not needs_every_rank(par, platform.memory.mode)
+    assert needs_every_rank(par, load_platform(tiered(tmp_path, "per_node")).memory.mode)

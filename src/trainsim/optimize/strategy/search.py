@@ -122,8 +122,9 @@ class SearchResult:
     platform_npus: int = 0
     skipped: list[Row] = field(default_factory=list)
     """Rows ranked above the simulated ones that were not simulated: their simulation needs
-    every rank (ZeRO-3/FSDP, overlapped gradient reduction: the replica slice does not apply)
-    and the job has more ranks than ``max_every_rank``."""
+    every rank (ZeRO-3/FSDP, overlapped gradient reduction, offload to a per-node or pooled
+    tier: the replica slice does not apply, :func:`needs_every_rank`) and the job has more
+    ranks than ``max_every_rank``."""
     estimator: StepEstimator | None = field(default=None, repr=False)
     context: dict[str, Any] = field(default_factory=dict, repr=False)
 
@@ -313,7 +314,7 @@ def search(
         for row in rows:
             if len(chosen) == top_k:
                 break
-            if needs_every_rank(row.parallelism) and row.parallelism.world > max_every_rank:
+            if needs_every_rank(row.parallelism, platform.memory.mode) and row.parallelism.world > max_every_rank:
                 result.skipped.append(row)
             else:
                 chosen.append(row)
@@ -322,13 +323,16 @@ def search(
     return result
 
 
-def needs_every_rank(par: Parallelism) -> bool:
-    """Whether simulating ``par`` runs every rank: the replica slice
-    (``system/symmetry/replica.py``) refuses ZeRO-3/FSDP and overlapped gradient reduction,
-    whose data-parallel collectives overlap the step, and memory accesses after the gradient
-    synchronization (optimizer-state offload), and any offload, whose accesses of one node or
-    pool queue together across replicas."""
-    return par.dp > 1 and (par.zero >= 3 or par.overlap_grad_reduce or par.offloads)
+def needs_every_rank(par: Parallelism, memory_mode: str) -> bool:
+    """Whether simulating ``par`` on a platform whose expanded memory has ``memory_mode``
+    (``MemorySpec.mode``) runs every rank: the replica slice (``system/symmetry/replica.py``)
+    refuses ZeRO-3/FSDP and overlapped gradient reduction, whose data-parallel collectives
+    overlap the step, and any offload to a per-node or pooled tier, whose accesses of one node
+    or pool queue together across replicas (a per-NPU tier's are the rank's own)."""
+    from trainsim.system.symmetry.partial import SHARED_MEMORY_MODES
+
+    shared_tier = par.offloads and memory_mode in SHARED_MEMORY_MODES
+    return par.dp > 1 and (par.zero >= 3 or par.overlap_grad_reduce or shared_tier)
 
 
 def simulate_strategies(result: SearchResult, strategies: list[dict[str, Any]], run: RunItems, jobs: int = 1,

@@ -38,7 +38,8 @@ every member when it ends on the rank that member repeats (checked on the run's 
 offload to a per-node or pooled tier (its accesses queue across replicas); no expert
 parallelism (its all-to-alls cross replicas during the step); ZeRO stage below 3 and no
 ``overlap_grad_reduce`` (their reductions overlap compute and each other); in every graph
-only compute and cross-replica collectives follow the first cross-replica collective; every
+only compute, memory accesses (a per-NPU tier's optimizer states) and cross-replica
+collectives follow the first cross-replica collective; every
 replica the replica it repeats moved along the network (the same message shapes between the
 ranks that exchange messages, :func:`_check_translates`).
 
@@ -165,6 +166,14 @@ def _check(workload: GeneratedWorkload, backend: str) -> None:
         raise ConfigError("overlapped gradient reductions run concurrently with compute; simulate every rank", field="overlap_grad_reduce")
 
 
+_TAIL_TYPES = np.array([NodeType.COMP_NODE, NodeType.MEM_LOAD_NODE, NodeType.MEM_STORE_NODE])
+"""What may follow a rank's first cross-replica collective besides cross-replica collectives:
+work of the rank alone (compute; the optimizer states' loads and stores, which touch the
+rank's own tier once ``partial.why_not_partial`` has refused a node's or a pool's), so a
+mirror that leaves each cross-replica collective when its counterpart does issues the next
+one when its counterpart does."""
+
+
 def _cross_positions(workload: GeneratedWorkload, stage: int) -> np.ndarray:
     """Positions of the cross-replica collectives of ``stage``, checked to be the tail."""
     pos = workload.role_positions(stage, *CROSS_REPLICA_ROLES)
@@ -172,11 +181,11 @@ def _cross_positions(workload: GeneratedWorkload, stage: int) -> np.ndarray:
         graph = workload.graphs[workload.stage_of_rank.index(stage)]
         after = np.arange(int(pos[0]), len(graph))
         other = np.setdiff1d(after, pos, assume_unique=True)
-        bad = other[graph.types[other] != NodeType.COMP_NODE]
+        bad = other[~np.isin(graph.types[other], _TAIL_TYPES)]
         if bad.size:
             raise ConfigError(
                 f"stage {stage}: {graph.node_summary(int(bad[0]))} follows the data-parallel reduction; "
-                "a replica slice needs only compute and cross-replica collectives after it",
+                "a replica slice needs only compute, memory accesses of the rank's own and cross-replica collectives after it",
                 hint="simulate every rank with trainsim.system.api.simulate",
             )
     return pos
