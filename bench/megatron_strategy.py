@@ -106,12 +106,14 @@ def main() -> int:
                 ),
                 None,
             )
+            assert result.estimator is not None
+            memory_mode = result.estimator.comm.platform.memory.mode  # the tier, if any: offload to a shared one needs every rank
             full = next(
                 (
                     r.params
                     for r in result.rows
                     if r.params["recompute"] == "full"
-                    and not (needs_every_rank(r.parallelism) and gpus > 64)
+                    and not (needs_every_rank(r.parallelism, memory_mode) and gpus > 64)
                 ),
                 None,
             )
