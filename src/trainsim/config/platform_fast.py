@@ -67,7 +67,7 @@ def _model(name: str, data: Any) -> Section:
         if type(data) is not dict:
             raise Declined(name)
     given = frozenset(data)
-    if len(given) > len(fields) or not given <= _FIELD_NAMES[name]:
+    if not given <= _FIELD_NAMES[name]:
         raise Declined(name)  # an unknown key (or one that is not text)
     values: dict[str, Any] = {}
     for field, node, default_kind, default in fields:
@@ -107,8 +107,11 @@ def _number(kind: str, value: Any) -> Any:
         if not math.isfinite(value):
             raise Declined("float")
         return value
-    if t is int and abs(value) < 2**53:  # strict float takes an int; exactly, below 2**53
-        return float(value)
+    if t is int:  # strict float takes an int, as float() rounds it
+        try:
+            return float(value)
+        except OverflowError:
+            raise Declined("float") from None
     raise Declined("float")
 
 
