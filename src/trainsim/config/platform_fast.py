@@ -36,8 +36,9 @@ class Section:
         self.model_fields_set = fields_set
 
     def __getattr__(self, name: str) -> Any:
+        values = object.__getattribute__(self, "values")  # unset (a copy being built): no recursion
         try:
-            return self.values[name]
+            return values[name]
         except KeyError:
             raise AttributeError(f"{self.model_name} has no field {name!r}") from None
 
