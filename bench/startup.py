@@ -11,13 +11,14 @@ then the next), ``--repeat`` fresh processes of:
 
 Times are CPU seconds of the child (user + system, ``RUSAGE_CHILDREN``), the best and the
 median of the repeats; ``x floor`` is best over best. Plus ``python -c pass``, ``import numpy``
-and ``trainsim --help`` for scale. The children write and read bytecode (``__pycache__`` under a
+and ``trainsim --help`` for scale. ``--base OTHER_CHECKOUT/src`` adds ``trainsim run`` from
+those sources to the same interleaved run (its ratio to the same floor beside this one's). The children write and read bytecode (``__pycache__`` under a
 temporary ``PYTHONPYCACHEPREFIX``, warmed by one untimed run), as an installed package does;
 ``--no-bytecode`` measures a checkout run with ``PYTHONDONTWRITEBYTECODE`` instead (every
 trainsim module compiled at every start). Then one JSON line. Not a test; nothing asserts a
 time.
 
-    python bench/startup.py [--repeat N] [--no-bytecode] [--src OTHER_CHECKOUT/src]
+    python bench/startup.py [--repeat N] [--no-bytecode] [--src OTHER_CHECKOUT/src] [--base OTHER_CHECKOUT/src]
 """
 
 from __future__ import annotations
@@ -91,6 +92,18 @@ def inputs(tmp: Path, env: dict[str, str]) -> dict[str, tuple[list[str], list[Pa
     }
 
 
+def child_env(src: Path, pycache: Path, *, no_bytecode: bool) -> dict[str, str]:
+    """The children's environment: ``src`` first on the path, bytecode as asked."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(src.resolve()) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    if no_bytecode:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    else:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(pycache)
+    return env
+
+
 def cpu_s(command: list[str], env: dict[str, str]) -> float:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
@@ -103,16 +116,12 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=11)
     parser.add_argument("--no-bytecode", action="store_true", help="children run with PYTHONDONTWRITEBYTECODE=1")
     parser.add_argument("--src", type=Path, default=ROOT / "src", help="the trainsim sources to run (another checkout's, to compare)")
+    parser.add_argument("--base", type=Path, help="also run these trainsim sources, interleaved (e.g. main's checkout's src)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
-        env = dict(os.environ)
-        env["PYTHONPATH"] = str(args.src.resolve()) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-        if args.no_bytecode:
-            env["PYTHONDONTWRITEBYTECODE"] = "1"
-        else:
-            env.pop("PYTHONDONTWRITEBYTECODE", None)
-            env["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
+        env = child_env(args.src, tmp / "pycache", no_bytecode=args.no_bytecode)
+        base_env = child_env(args.base, tmp / "pycache-base", no_bytecode=args.no_bytecode) if args.base else None
         commands = {
             "python -c pass": [PY, "-c", "pass"],
             "python -c 'import numpy'": [PY, "-c", "import numpy"],
@@ -124,25 +133,34 @@ def main() -> int:
             commands[floor] = [PY, "-c", FLOOR, *map(str, files)]
             commands[run] = [*CLI, "run", *run_args]
             pairs[name] = (floor, run, len(files))
-        for command in commands.values():  # untimed: writes the bytecode, warms the file cache
-            cpu_s(command, env)
+            if base_env is not None:
+                commands[f"base:  {name}"] = [*CLI, "run", *run_args]
+        envs = {name: base_env if name.startswith("base:") and base_env else env for name in commands}
+        for name, command in commands.items():  # untimed: writes the bytecode, warms the file cache
+            cpu_s(command, envs[name])
         times: dict[str, list[float]] = {name: [] for name in commands}
         for _ in range(args.repeat):
             for name, command in commands.items():
-                times[name].append(cpu_s(command, env))
+                times[name].append(cpu_s(command, envs[name]))
     rows = {name: {"best_s": min(t), "median_s": statistics.median(t)} for name, t in times.items()}
     load = os.getloadavg()
     print(f"CPU s of each child, best / median of {args.repeat}; bytecode {'off' if args.no_bytecode else 'cached'}; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     print(f"{'command':50s} {'best s':>7s} {'median s':>9s}")
     for name, row in rows.items():
-        if not name.startswith(("floor:", "run:")):
+        if not name.startswith(("floor:", "run:", "base:")):
             print(f"{name:50s} {row['best_s']:7.3f} {row['median_s']:9.3f}")
-    print(f"\n{'input (files)':50s} {'floor s':>8s} {'run s':>7s} {'x floor':>8s}")
-    ratios = {}
+    base_head = f" {'base s':>7s} {'base x':>7s}" if args.base else ""
+    print(f"\n{'input (files)':50s} {'floor s':>8s} {'run s':>7s} {'x floor':>8s}{base_head}")
+    ratios, base_ratios = {}, {}
     for name, (floor, run, nfiles) in pairs.items():
         ratios[name] = rows[run]["best_s"] / rows[floor]["best_s"]
-        print(f"{f'{name} ({nfiles})':50s} {rows[floor]['best_s']:8.3f} {rows[run]['best_s']:7.3f} {ratios[name]:8.2f}")
-    print(json.dumps({"bench": "startup", "repeat": args.repeat, "bytecode": not args.no_bytecode, "loadavg": load, "commands": rows, "x_floor": ratios}))
+        line = f"{f'{name} ({nfiles})':50s} {rows[floor]['best_s']:8.3f} {rows[run]['best_s']:7.3f} {ratios[name]:8.2f}"
+        if args.base:
+            base = rows[f"base:  {name}"]["best_s"]
+            base_ratios[name] = base / rows[floor]["best_s"]
+            line += f" {base:7.3f} {base_ratios[name]:7.2f}"
+        print(line)
+    print(json.dumps({"bench": "startup", "repeat": args.repeat, "bytecode": not args.no_bytecode, "loadavg": load, "commands": rows, "x_floor": ratios, **({"base_x_floor": base_ratios} if args.base else {})}))
     return 0
 
 

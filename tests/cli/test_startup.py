@@ -34,12 +34,16 @@ _PROBE = (
 )
 
 
-def _modules_after_registration() -> list[str]:
+def _env() -> dict[str, str]:
+    """This process's environment with this checkout's sources first on the path."""
     src = str(Path(trainsim.__file__).resolve().parents[1])
-    path = os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p)
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p)}
+
+
+def _modules_after_registration() -> list[str]:
     done = subprocess.run(
         [sys.executable, "-c", _PROBE],
-        env={**os.environ, "PYTHONPATH": path},
+        env=_env(),
         capture_output=True,
         text=True,
         check=True,
@@ -88,11 +92,9 @@ EXAMPLE = ROOT / "examples" / "ring_allreduce"
 
 
 def _modules_after_run(*args: str) -> set[str]:
-    src = str(Path(trainsim.__file__).resolve().parents[1])
-    path = os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p)
     done = subprocess.run(
         [sys.executable, "-c", _RUN_PROBE, "run", *args],
-        env={**os.environ, "PYTHONPATH": path},
+        env=_env(),
         capture_output=True,
         text=True,
         check=True,
@@ -109,12 +111,14 @@ def _loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
 
 def test_run_loads_only_the_libraries_its_inputs_need() -> None:
     """`trainsim run` does not build the typer app for a plain command line (cli/run_impl.py),
-    reads canonical Chakra files without protobuf, writes a piped summary without rich and
-    imports pydantic and YAML only for a platform file; never scipy or logging for these inputs
-    (docs/speed.md, "Start-up")."""
+    reads canonical Chakra files without protobuf, writes a piped summary without rich, imports
+    YAML only for a platform file and pydantic only for a platform file the fast path declines
+    (config/platform_fast.py); never scipy or logging for these inputs (docs/speed.md,
+    "Start-up")."""
     never = ("typer", "click", "scipy", "google.protobuf", "logging", "matplotlib", "trainsim.cli.app")
     platform_run = _modules_after_run(str(EXAMPLE / "platform.yaml"), "--workload", str(EXAMPLE / "workload" / "ring"), "-q")
-    assert _loaded(platform_run, never + ("rich",)) == []
+    assert _loaded(platform_run, never + ("rich", "pydantic")) == []
+    assert "yaml" in platform_run and "trainsim.config.platform_fast" in platform_run
     astra_run = _modules_after_run(
         f"--workload-configuration={REFERENCE / 'workload' / 'dp' / '8npus_64layers_64MiB' / 'et'}",
         f"--system-configuration={REFERENCE / 'system' / '1d_ring.json'}",
@@ -124,12 +128,37 @@ def test_run_loads_only_the_libraries_its_inputs_need() -> None:
     assert _loaded(astra_run, never + ("pydantic", "rich")) == []  # the piped summary is plain
 
 
+_LOAD_PROBE = (
+    "import json, sys\n"
+    "from trainsim.config.platform import load_platform\n"
+    "for path in sys.argv[1:]:\n"
+    "    load_platform(path)\n"
+    "print(json.dumps(sorted(sys.modules)))\n"
+)
+
+
+def test_valid_platform_files_load_without_pydantic() -> None:
+    """Every example platform file (units in strings, clos tiers, wafers, NCCL, memory tiers)
+    is read by the fast path: no pydantic. Not the RoCE ones: a ``backends`` (or ``endpoint``)
+    section is a plug-in's, validated by that plug-in's own pydantic model."""
+    import yaml
+
+    examples = [
+        p for p in sorted((ROOT / "examples").rglob("*.yaml"))
+        if "network" in (doc := yaml.safe_load(p.read_text())) and not {"backends", "endpoint"} & set(doc)
+    ]  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", _LOAD_PROBE, *map(str, examples)],
+        env=_env(), capture_output=True, text=True, check=True, timeout=300,
+    )  # fmt: skip
+    assert len(examples) >= 10
+    assert _loaded(set(json.loads(done.stdout)), ("pydantic",)) == []
+
+
 def _console_run(*args: str) -> subprocess.CompletedProcess[str]:
-    src = str(Path(trainsim.__file__).resolve().parents[1])
-    path = os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p)
     return subprocess.run(
         [sys.executable, "-m", "trainsim.cli.main", "run", *args],
-        env={**os.environ, "PYTHONPATH": path},
+        env=_env(),
         capture_output=True,
         text=True,
         timeout=300,

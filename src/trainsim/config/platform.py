@@ -20,6 +20,10 @@ become :class:`PlatformValidationError` (a ConfigError): its message is the firs
 the file, the dotted field, the value, what was expected and the YAML line; ``problems`` holds
 one ConfigError per problem. The ``endpoint`` section is checked by the pydantic model of the
 endpoint model it names (``trainsim.endpoint.registry``), with the same messages.
+
+pydantic is imported only for a file the fast path (``platform_fast.py``, the models' own
+schema without pydantic) does not vouch for: a valid file is read without it, a wrong one gets
+pydantic's findings as before (docs/speed.md, "Start-up").
 """
 
 from __future__ import annotations
@@ -27,37 +31,39 @@ from __future__ import annotations
 import math
 import types
 from pathlib import Path
-from typing import Any, get_args, get_origin
+from typing import TYPE_CHECKING, Any, get_args, get_origin
 
 import yaml
-from pydantic import BaseModel, ValidationError
 
+from trainsim.config import platform_fast
 from trainsim.config.astra import cross_check, parse_comm_groups
 from trainsim.config.checks import did_you_mean, show
 from trainsim.config.clos import ClosParams, ClosTier
 from trainsim.config.files import load_yaml_mapping, read_text, yaml_line
 from trainsim.config.knobs import check_system
-from trainsim.config.platform_models import (
-    MEMORY_MODES,
-    DeviceModel,
-    FabricModel,
-    PcmTierModel,
-    PlatformModel,
-)
+from trainsim.config.platform_rules import MEMORY_MODES
 from trainsim.config.types import (
     CollectiveImpl,
     DimSpec,
     EndpointSpec,
     FabricSpec,
+    NcclSpec,
     NetworkSpec,
     Platform,
     RemoteMemorySpec,
     SharedBusSpec,
     SystemSpec,
 )
+from trainsim.config.wafer import GB_S, WaferParams
 from trainsim.endpoint.registry import endpoint_entry, endpoint_names
 from trainsim.errors import ConfigError
 from trainsim.units import ASTRA_GBPS, GBPS, TFLOPS
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from trainsim.config.platform_fast import Section
+    from trainsim.config.platform_models import DeviceModel, FabricModel, PlatformModel, WaferModel
 
 
 class PlatformValidationError(ConfigError):
@@ -84,6 +90,8 @@ def _dotted(loc: tuple[str | int, ...]) -> str:
 
 
 def _model_at(loc: tuple[str | int, ...], root: type[BaseModel]) -> type[BaseModel] | None:
+    from pydantic import BaseModel
+
     model = root
     for part in loc:
         if isinstance(part, int):
@@ -103,7 +111,7 @@ def _model_at(loc: tuple[str | int, ...], root: type[BaseModel]) -> type[BaseMod
 
 
 def _problem(
-    err: Any, text: str | None, root: type[BaseModel] = PlatformModel, at: tuple[str, ...] = ()
+    err: Any, text: str | None, root: type[BaseModel], at: tuple[str, ...] = ()
 ) -> tuple[str | None, str]:
     """(dotted field, detail) of one pydantic error of ``root``, the model of the section at
     ``at`` in the file."""
@@ -130,13 +138,20 @@ def _problem(
 def parse_platform(data: dict[str, Any], file: str, *, text: str | None = None) -> Platform:
     """Validate an already-parsed native platform mapping; ``text`` (the YAML) adds lines."""
     problems: list[tuple[str | None, str]] = []
-    model = None
+    model: PlatformModel | Section | None = None
     try:
-        model = PlatformModel.model_validate(data)
-    except ValidationError as exc:
-        # an unknown key first: a misspelt key is also a missing one, and its "did you mean" says both
-        errors = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")
-        problems = [_problem(e, text) for e in errors]
+        model = platform_fast.validate(data)
+    except platform_fast.Declined:
+        from pydantic import ValidationError
+
+        from trainsim.config.platform_models import PlatformModel
+
+        try:
+            model = PlatformModel.model_validate(data)
+        except ValidationError as exc:
+            # an unknown key first: a misspelt key is also a missing one, and its "did you mean" says both
+            errors = sorted(exc.errors(), key=lambda e: e["type"] != "extra_forbidden")
+            problems = [_problem(e, text, PlatformModel) for e in errors]
     section = data.get("endpoint") if isinstance(data, dict) else None
     endpoint = _endpoint(section, text, problems) if isinstance(section, dict) else None
     if model is None or problems:
@@ -158,6 +173,8 @@ def _endpoint(
         problems.append(("endpoint.model", f"{got}; expected an endpoint model, one of {', '.join(names)}{where}"))
         return None
     config = endpoint_entry(name).config_model()
+    from pydantic import ValidationError
+
     try:
         spec: EndpointSpec = config.model_validate(section).to_spec()
     except ValidationError as exc:
@@ -171,7 +188,9 @@ def load_platform(path: str | Path) -> Platform:
     return parse_platform(load_yaml_mapping(path), str(path), text=read_text(path))
 
 
-def _to_platform(m: PlatformModel, file: str, endpoint: EndpointSpec | None) -> Platform:
+def _to_platform(m: PlatformModel | Section, file: str, endpoint: EndpointSpec | None) -> Platform:
+    """The Platform of a validated file (the pydantic model, or the fast path's Section that
+    reads the same)."""
     link_unit = ASTRA_GBPS if m.compat == "astra" else GBPS
     fabric = _fabric(m.network.fabric, file, math.prod(d.size for d in m.network.dims))
     network = NetworkSpec(
@@ -216,7 +235,7 @@ def _to_platform(m: PlatformModel, file: str, endpoint: EndpointSpec | None) -> 
         rendezvous=s.rendezvous,
         queues_per_dim=s.queues_per_dim,
         collective_tuner=s.collective_tuner,
-        nccl=s.nccl.spec(),
+        nccl=_nccl_spec(s.nccl),
         source=file,
     )
     check_system(system, file=file, names="native")
@@ -230,7 +249,7 @@ def _to_platform(m: PlatformModel, file: str, endpoint: EndpointSpec | None) -> 
         source=file,
         capacity=math.inf if mem.capacity_gb is None else mem.capacity_gb * 1e9,
         technology=mem.technology,
-        pcm=tuple(sorted((mem.pcm or PcmTierModel()).model_dump().items())) if mem.technology == "pcm" else (),
+        pcm=tuple(sorted((mem.pcm or platform_fast.defaults("PcmTierModel")).model_dump().items())) if mem.technology == "pcm" else (),
     )
     groups = parse_comm_groups(dict(m.comm_groups), file, npus=network.npus, prefix="comm_groups.")
     platform = Platform(
@@ -320,7 +339,7 @@ def _clos(f: FabricModel) -> ClosParams | None:
 def _fabric(f: FabricModel | None, file: str, npus: int = 0) -> FabricSpec | None:
     if f is None:
         return None
-    wafer = f.wafer.to_params(npus) if f.wafer is not None else None
+    wafer = _wafer_params(f.wafer, npus) if f.wafer is not None else None
     problem = wafer.problem() if wafer is not None else None
     if problem is not None:
         raise ConfigError(problem, file=file, field="network.fabric.wafer")
@@ -338,6 +357,31 @@ def _fabric(f: FabricModel | None, file: str, npus: int = 0) -> FabricSpec | Non
         file=graph_file,
         wafer=wafer,
         clos=_clos(f),
+    )
+
+
+def _wafer_params(w: WaferModel, npus: int) -> WaferParams:
+    return WaferParams(
+        w.kind, npus=npus, cols=w.cols, per_l1=w.per_l1, planes=w.planes,
+        npu_link_bw=w.npu_link_gbps * GB_S, npu_l2_bw=w.npu_l2_gbps * GB_S,
+        io_controllers=w.io_controllers, io_bw=w.io_gbps * GB_S, in_network=w.in_network,
+        latency_ns=w.latency_ns, placement=w.placement,
+    )
+
+
+def _nccl_spec(n: Any) -> NcclSpec:
+    """``system.nccl`` (``NcclModel``) in SI units."""
+    return NcclSpec(
+        arch=n.arch,
+        channels=n.channels,
+        nvlink_fraction=n.nvlink_fraction,
+        efficiency=n.efficiency,
+        nvls=n.nvls,
+        nvls_reduce_bw=None if n.nvls_reduce_gbps is None else n.nvls_reduce_gbps * GBPS,
+        collnet=n.collnet,
+        net_overhead_us=n.net_overhead_us,
+        algorithms=tuple(n.algorithms),
+        protocols=tuple(n.protocols),
     )
 
 
@@ -484,6 +528,8 @@ def dump_platform(platform: Platform) -> str:
 def platform_json_schema() -> dict[str, Any]:
     """JSON Schema (draft 2020-12) of the native platform file, for editors. The ``endpoint``
     section is one of the registered endpoint models' sections, told apart by ``model``."""
+    from trainsim.config.platform_models import PlatformModel
+
     schema = PlatformModel.model_json_schema()
     defs = schema.setdefault("$defs", {})
     choices = []

@@ -8,12 +8,14 @@ in ASTRA-sim too, so they do not change). Every model forbids unknown keys and c
 (``strict``): ``"8"`` is not 8 and ``1`` is not ``true``. Defaults are those of
 :class:`~trainsim.config.types.SystemSpec` and :class:`~trainsim.config.types.RemoteMemorySpec`.
 The ``endpoint`` section is validated by the model it names (``trainsim.endpoint.registry``),
-in ``platform.py``: endpoint models are plug-ins, so its shape is not fixed here.
+in ``platform.py``: endpoint models are plug-ins, so its shape is not fixed here. The checks
+that are code live in ``platform_rules.py`` (no pydantic), which the fast path of a valid file
+(``platform_fast.py``, from the table ``platform_schema_gen.py`` derives from these models)
+calls too.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Annotated, Any, Literal, cast
 
 from pydantic import (
@@ -22,11 +24,10 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
-    field_validator,
     model_validator,
 )
 
-from trainsim.collectives.algorithms import name_problem
+from trainsim.config import platform_rules as rules
 from trainsim.config.types import (
     MAX_DATASET_SPLITS,
     MAX_NPUS,
@@ -35,7 +36,6 @@ from trainsim.config.types import (
     SharedBusSpec,
     SystemSpec,
 )
-from trainsim.config.wafer import GB_S, WaferParams
 from trainsim.units import GBPS, TFLOPS
 
 _SYS = SystemSpec()
@@ -45,53 +45,10 @@ _MEM = RemoteMemorySpec()
 NonNeg = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 
-# A bandwidth with its unit, in bytes (B) or bits (b) per second, decimal prefixes
-_RATE_UNITS = {
-    f"{prefix}{kind}/s": scale * (1.0 if kind == "B" else 0.125) / 1e9
-    for prefix, scale in (("", 1.0), ("k", 1e3), ("K", 1e3), ("M", 1e6), ("G", 1e9), ("T", 1e12))
-    for kind in ("B", "b")
-}
-_RATE_UNITS.update({"Gbps": 0.125, "Mbps": 0.125e-3, "Tbps": 125.0})
-
-
-def _in_gbytes(value: Any) -> Any:
-    """``"200 Gb/s"`` -> 25.0, ``"1.6 TB/s"`` -> 1600.0 (GB/s, 1e9 B/s); numbers as they are
-    (already GB/s); anything else is left for the field's own check to refuse."""
-    if not isinstance(value, str):
-        return value
-    number, _, unit = value.strip().partition(" ")
-    factor = _RATE_UNITS.get(unit.strip())
-    try:
-        amount = float(number.replace("_", "").replace(",", ""))
-    except ValueError:
-        amount = None
-    if factor is None or amount is None:
-        raise ValueError(
-            f"got {value!r}; expected a number of GB/s or a bandwidth with its unit, e.g. "
-            "'200 Gb/s', '25 GB/s', '1.6 TB/s' (B: bytes, b: bits; decimal prefixes)"
-        )
-    return amount * factor
-
-
-GBps = Annotated[float, BeforeValidator(_in_gbytes), Field(gt=0, allow_inf_nan=False)]
+GBps = Annotated[float, BeforeValidator(rules.in_gbytes), Field(gt=0, allow_inf_nan=False)]
 """A bandwidth in GB/s (1e9 B/s): a number, or a string with its unit ('200 Gb/s')."""
-GBpsOrZero = Annotated[float, BeforeValidator(_in_gbytes), Field(ge=0, allow_inf_nan=False)]
+GBpsOrZero = Annotated[float, BeforeValidator(rules.in_gbytes), Field(ge=0, allow_inf_nan=False)]
 Count = Annotated[int, Field(ge=1)]
-
-
-def _checked(name: str, *, all_to_all: bool) -> str:
-    problem = name_problem(name, all_to_all=all_to_all)
-    if problem:
-        raise ValueError(f"expected {problem}")
-    return name
-
-
-def _impl_name(name: str) -> str:
-    return _checked(name, all_to_all=False)
-
-
-def _all_to_all_name(name: str) -> str:
-    return _checked(name, all_to_all=True)
 
 
 _IMPL_LIST = (
@@ -99,10 +56,10 @@ _IMPL_LIST = (
     "[] = not configured: a collective of this type is then an error"
 )
 ImplList = Annotated[
-    list[Annotated[str, AfterValidator(_impl_name)]], Field(description=_IMPL_LIST)
+    list[Annotated[str, AfterValidator(rules.impl_name)]], Field(description=_IMPL_LIST)
 ]
 AllToAllList = Annotated[
-    list[Annotated[str, AfterValidator(_all_to_all_name)]], Field(description=_IMPL_LIST)
+    list[Annotated[str, AfterValidator(rules.all_to_all_name)]], Field(description=_IMPL_LIST)
 ]
 CollectiveName = Literal["all_reduce", "all_gather", "reduce_scatter", "all_to_all"]
 
@@ -140,19 +97,7 @@ class WaferModel(_Model):
         "linear", description="where rank r sits for the wafer collective pricer (system.collective_tuner: wafer; docs/fred.md)"
     )
 
-    def to_params(self, npus: int) -> WaferParams:
-        return WaferParams(
-            self.kind, npus=npus, cols=self.cols, per_l1=self.per_l1, planes=self.planes,
-            npu_link_bw=self.npu_link_gbps * GB_S, npu_l2_bw=self.npu_l2_gbps * GB_S,
-            io_controllers=self.io_controllers, io_bw=self.io_gbps * GB_S, in_network=self.in_network,
-            latency_ns=self.latency_ns, placement=self.placement,
-        )
-
-    @model_validator(mode="after")
-    def _sane(self) -> WaferModel:
-        if self.kind == "mesh" and self.in_network:
-            raise ValueError("a mesh has no switches to reduce in (in_network needs kind fred)")
-        return self
+    _sane = model_validator(mode="after")(rules.wafer_sane)
 
 
 class ClosTierModel(_Model):
@@ -190,48 +135,9 @@ class FabricModel(_Model):
     wafer: WaferModel | None = Field(None, description="A wafer's mesh or FRED fabric, for kind wafer (docs/fred.md)")
     tiers: list[ClosTierModel] | None = Field(None, description="clos: the tiers, lowest (NVLink) first (docs/topologies.md)")
 
-    @model_validator(mode="after")
-    def _clos_tiers(self) -> FabricModel:
-        if (self.kind == "clos") != (self.tiers is not None):
-            raise ValueError("kind clos needs tiers, and only kind clos takes them")
-        stray = sorted(self.model_fields_set - {"kind", "tiers"}) if self.kind == "clos" else []
-        if stray:
-            raise ValueError(f"kind clos takes its sizes, bandwidths and latencies per tier; got {', '.join(stray)} "
-                             "(expected only kind and tiers)")
-        problem = clos_problem(self.tiers) if self.tiers is not None else None
-        if problem:
-            raise ValueError(problem)
-        return self
+    _clos_tiers = model_validator(mode="after")(rules.fabric_clos_tiers)
 
-    @model_validator(mode="after")
-    def _complete(self) -> FabricModel:
-        if self.kind == "leaf_spine" and (self.hosts_per_leaf < 1 or self.spines < 1 or self.bandwidth_gbps <= 0):
-            raise ValueError("leaf_spine needs hosts_per_leaf >= 1, spines >= 1 and bandwidth_gbps > 0")
-        if self.kind == "graph" and not self.file:
-            raise ValueError("graph needs file (an edge list or GraphML path)")
-        if (self.kind == "wafer") != (self.wafer is not None):
-            raise ValueError("kind wafer needs a wafer section, and only kind wafer takes one")
-        return self
-
-
-def clos_problem(tiers: list[ClosTierModel]) -> str | None:
-    """What is wrong with a clos fabric's tiers, or None."""
-    if len(tiers) < 2:
-        return f"tiers: {len(tiers)} given; expected at least 2 (the node, then the tiers joining nodes)"
-    for i, tier in enumerate(tiers):
-        where = f"tiers[{i}]" + (f" ({tier.name})" if tier.name else "")
-        if i < 2 and tier.bandwidth_gbps is None:
-            return f"{where}.bandwidth_gbps: missing; expected on tiers 0 and 1 (NVLink, NIC)"
-        if i == 0 and tier.oversubscription != 1.0:
-            return f"{where}.oversubscription: got {tier.oversubscription}; tier 0 has no tier below to taper from (expected 1)"
-        if tier.rail and i != 1:
-            return f"{where}.rail: only tier 1 (the leaves) can be rail-optimized"
-        if tier.switches != 1 and i < 2:
-            return f"{where}.switches: got {tier.switches}; only tiers 2 and up have parallel switches (expected 1)"
-    npus = math.prod(t.size for t in tiers)
-    if npus > MAX_NPUS:
-        return f"tiers: {' x '.join(str(t.size) for t in tiers)} = {npus:,} NPUs; at most {MAX_NPUS:,}"
-    return None
+    _complete = model_validator(mode="after")(rules.fabric_complete)
 
 
 class NetworkModel(_Model):
@@ -242,28 +148,9 @@ class NetworkModel(_Model):
                                  "required unless the fabric is a clos")
     fabric: FabricModel | None = None
 
-    @model_validator(mode="after")
-    def _dims_or_clos(self) -> NetworkModel:
-        clos = self.fabric is not None and self.fabric.kind == "clos"
-        if not self.dims and not clos:
-            raise ValueError("dims: missing; expected a list of dimensions (or a fabric of kind clos, which derives them)")
-        if clos and self.dims and self.fabric is not None and self.fabric.tiers is not None:
-            want = math.prod(d.size for d in self.dims)
-            got = math.prod(t.size for t in self.fabric.tiers)
-            if got != want:
-                sizes = " x ".join(str(t.size) for t in self.fabric.tiers)
-                raise ValueError(f"fabric.tiers: sizes {sizes} = {got:,} NPUs but the dims have {want:,}; expected the same count")
-        return self
+    _dims_or_clos = model_validator(mode="after")(rules.network_dims_or_clos)
 
-    @model_validator(mode="after")
-    def _npus_in_range(self) -> NetworkModel:
-        npus = 1
-        for dim in self.dims:
-            npus *= dim.size
-        if npus > MAX_NPUS:
-            sizes = " x ".join(str(d.size) for d in self.dims)
-            raise ValueError(f"{sizes} = {npus:,} NPUs; at most {MAX_NPUS:,} (ranks are 32-bit)")
-        return self
+    _npus_in_range = model_validator(mode="after")(rules.network_npus_in_range)
 
 
 class SharedBusModel(_Model):
@@ -301,20 +188,6 @@ class NcclModel(_Model):
     protocols: list[_NcclProto] = Field(
         default_factory=lambda: cast("list[_NcclProto]", list(_NCCL.protocols)), min_length=1, description="Enabled (NCCL_PROTO)"
     )
-
-    def spec(self) -> NcclSpec:
-        return NcclSpec(
-            arch=self.arch,
-            channels=self.channels,
-            nvlink_fraction=self.nvlink_fraction,
-            efficiency=self.efficiency,
-            nvls=self.nvls,
-            nvls_reduce_bw=None if self.nvls_reduce_gbps is None else self.nvls_reduce_gbps * GBPS,
-            collnet=self.collnet,
-            net_overhead_us=self.net_overhead_us,
-            algorithms=tuple(self.algorithms),
-            protocols=tuple(self.protocols),
-        )
 
 
 class SystemModel(_Model):
@@ -374,21 +247,7 @@ class SystemModel(_Model):
     )
     nccl: NcclModel = NcclModel()
 
-    @model_validator(mode="after")
-    def _roofline_needs_peak(self) -> SystemModel:
-        if self.roofline_enabled and self.peak_perf_tflops <= 0:
-            raise ValueError(
-                "roofline_enabled needs peak_perf_tflops > 0: the roofline divides by it"
-            )
-        return self
-
-
-MEMORY_MODES = {
-    "none": "NO_MEMORY_EXPANSION",
-    "per_npu": "PER_NPU_MEMORY_EXPANSION",
-    "per_node": "PER_NODE_MEMORY_EXPANSION",
-    "pool": "MEMORY_POOL",
-}
+    _roofline_needs_peak = model_validator(mode="after")(rules.system_roofline_needs_peak)
 
 
 class PcmTierModel(_Model):
@@ -420,20 +279,7 @@ class MemoryModel(_Model):
         "absent: no limit (ASTRA-sim's remote memory has none). A generated step's offloaded states are checked against it",
     )
 
-    @model_validator(mode="after")
-    def _bandwidth_when_used(self) -> MemoryModel:
-        if self.technology == "pcm":
-            if self.mode == "none":
-                raise ValueError("technology 'pcm' needs a mode (per_npu, per_node or pool)")
-            given = sorted({"latency_ns", "bandwidth_gbps"} & self.model_fields_set)
-            if given:
-                raise ValueError(f"technology 'pcm' takes latency and bandwidth from the PCM model; remove {', '.join(given)}")
-            return self
-        if self.pcm is not None:
-            raise ValueError("a pcm section needs technology: pcm")
-        if self.mode != "none" and self.bandwidth_gbps <= 0:
-            raise ValueError(f"mode {self.mode!r} needs bandwidth_gbps > 0")
-        return self
+    _bandwidth_when_used = model_validator(mode="after")(rules.memory_bandwidth_when_used)
 
 
 Fraction = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]
@@ -463,13 +309,7 @@ class DeviceModel(_Model):
     hbm_capacity_gb: Positive | None = Field(default=None, description="HBM capacity, GB (1e9 B)")
     efficiency: EfficiencyModel | None = None
 
-    @model_validator(mode="after")
-    def _complete(self) -> DeviceModel:
-        if self.base is None:
-            missing = [k for k in ("peak_tflops", "hbm_bandwidth_gbps", "hbm_capacity_gb") if getattr(self, k) is None]
-            if missing:
-                raise ValueError(f"a device without base needs {', '.join(missing)}")
-        return self
+    _complete = model_validator(mode="after")(rules.device_complete)
 
 
 class PlatformModel(_Model):
@@ -483,7 +323,7 @@ class PlatformModel(_Model):
     network: NetworkModel
     system: SystemModel = SystemModel()
     memory: MemoryModel = MemoryModel()
-    comm_groups: dict[str, list[Annotated[int, Field(ge=0)]]] = Field(
+    comm_groups: Annotated[dict[str, list[Annotated[int, Field(ge=0)]]], BeforeValidator(rules.int_keys_as_text)] = Field(
         default_factory=dict,
         description='Group id (decimal) -> member NPU ids, in ring order, e.g. {"1": [0, 1]}; '
         "ids are distinct and below the network's NPU count",
@@ -504,28 +344,4 @@ class PlatformModel(_Model):
         "beside the built-in table",
     )
 
-    @model_validator(mode="before")
-    @classmethod
-    def _astra_links_as_numbers(cls, data: Any) -> Any:
-        """In ``compat: astra`` a link's GB/s is ASTRA-sim's 2**30 B/s: a value with a decimal
-        unit would silently mean something else, so it is refused."""
-        if isinstance(data, dict) and data.get("compat") == "astra":
-            network = data.get("network")
-            dims = network.get("dims") if isinstance(network, dict) else None
-            for dim in dims if isinstance(dims, list) else []:
-                if isinstance(dim, dict) and isinstance(dim.get("bandwidth_gbps"), str):
-                    raise ValueError(
-                        f"network bandwidth_gbps {dim['bandwidth_gbps']!r}: with compat: astra a link's "
-                        "bandwidth is a number of ASTRA-sim GB/s (2**30 B/s), not a value with a unit"
-                    )
-        return data
-
-    @field_validator("comm_groups", mode="before")
-    @classmethod
-    def _int_keys_as_text(cls, value: Any) -> Any:
-        if isinstance(value, dict):
-            return {
-                str(k) if isinstance(k, int) and not isinstance(k, bool) else k: v
-                for k, v in value.items()
-            }
-        return value
+    _astra_links_as_numbers = model_validator(mode="before")(rules.astra_links_as_numbers)
