@@ -30,6 +30,7 @@ import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
@@ -82,10 +83,21 @@ def write_with_messages(graphs: list[WorkloadGraph], prefix: Path) -> None:
         path.write_bytes(b"".join(parts))
 
 
+def decline_file(
+    data: bytes,
+    tails: dict[bytes, tuple[tuple, Any] | None],
+    names_cache: dict[str, str] | None = None,
+    layout: dict[str, Any] | None = None,
+) -> None:
+    """``decode_file``'s stand-in (same signature): declines every file, so the row-by-row
+    reader reads it."""
+    return None
+
+
 def read_with_messages(paths: list[Path]) -> None:
     """read_rank with the column-wise and row fast paths switched off."""
     decode_file, row = reader.decode_file, reader.RowCache.row
-    reader.decode_file = lambda data, tails, names=None: None  # type: ignore[assignment]
+    reader.decode_file = decline_file
     reader.RowCache.row = lambda self, data: None  # type: ignore[method-assign]
     try:
         for path in paths:
@@ -121,7 +133,7 @@ def main() -> None:
 
         def serialize() -> None:
             for file_messages in messages:
-                parts = []
+                parts: list[bytes] = []
                 for message in file_messages:
                     data = message.SerializeToString()
                     parts += (encode_varint(len(data)), data)

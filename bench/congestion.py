@@ -19,7 +19,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from trainsim.config.types import CollectiveImpl, DimSpec, NetworkSpec, Platform, SystemSpec  # noqa: E402
+from trainsim.config.types import (  # noqa: E402
+    CollectiveImpl,
+    DimSpec,
+    NetworkSpec,
+    Platform,
+    SystemSpec,
+    TopologyKind,
+)
 from trainsim.system.api import simulate  # noqa: E402
 from trainsim.workload.micro import collective_workload  # noqa: E402
 
@@ -27,7 +34,7 @@ ASTRA_AWARE_RING1024_S = 21.1
 BW = 50 * 2**30  # ASTRA-sim's 50 "GB/s"
 
 
-def platform(dims: list[tuple[str, int]]) -> Platform:
+def platform(dims: list[tuple[TopologyKind, int]]) -> Platform:
     system = SystemSpec(
         endpoint_delay_ns=10,
         preferred_dataset_splits=4,
@@ -42,7 +49,7 @@ def main() -> None:
     parser.add_argument("--ranks", type=int, default=1024, help="ranks of the ring case")
     parser.add_argument("--backends", default="congestion_aware,flow")
     args = parser.parse_args()
-    cases = {f"ring {args.ranks}": [("Ring", args.ranks)], "3D Ring 8 x Ring 8 x Ring 16": [("Ring", 8), ("Ring", 8), ("Ring", 16)]}
+    cases: dict[str, list[tuple[TopologyKind, int]]] = {f"ring {args.ranks}": [("Ring", args.ranks)], "3D Ring 8 x Ring 8 x Ring 16": [("Ring", 8), ("Ring", 8), ("Ring", 16)]}
     rows = []
     for name, dims in cases.items():
         plat = platform(dims)

@@ -21,7 +21,7 @@ import time
 from trainsim.compute import OperatorTimer
 from trainsim.config.types import CollectiveImpl, DimSpec, NetworkSpec, Platform, SystemSpec
 from trainsim.workload.generate import Parallelism, generate
-from trainsim.workload.models import get_model, megatron_flops
+from trainsim.workload.models import TransformerSpec, get_model, megatron_flops
 
 
 def dgx_a100(npus: int) -> Platform:
@@ -40,6 +40,7 @@ def main() -> None:
     ap.add_argument("--full", action="store_true", help="simulate every rank instead of one data-parallel replica")
     args = ap.parse_args()
     spec = get_model("gpt3-175b")
+    assert isinstance(spec, TransformerSpec)  # a zoo transformer
     par = Parallelism(tp=8, pp=16, dp=8, micro_batch=args.micro_batch, global_batch=args.global_batch, recompute="full")
     platform = dgx_a100(par.world)
     t0 = time.perf_counter()

@@ -22,7 +22,7 @@ from trainsim.compute import OperatorTimer
 from trainsim.config.types import CollectiveImpl, DimSpec, NetworkSpec, Platform, SystemSpec
 from trainsim.system.symmetry.replica import simulate_generated
 from trainsim.workload.generate import Parallelism, generate
-from trainsim.workload.models import get_model
+from trainsim.workload.models import TransformerSpec, get_model
 from trainsim.workload.models.transformer import model_flops_per_token
 
 
@@ -35,6 +35,7 @@ def main() -> None:
     dp, v, cp = args.dp, args.virtual_stages, args.cp
     seq = 8192 if cp == 1 else 131072
     spec = get_model("llama3-405b", seq=seq)
+    assert isinstance(spec, TransformerSpec)  # a zoo transformer
     npus = 8 * cp * 16 * dp
     ring = ("ring", "ring")
     impl = CollectiveImpl(all_reduce=ring, all_gather=ring, reduce_scatter=ring, all_to_all=ring)

@@ -120,9 +120,14 @@ def main() -> int:
             extra = [published] + [p for p in (paper, full) if p is not None]
             pub, *rest = simulate_strategies(result, extra, run_items, args.jobs)
             best = result.best
+            if best is None:
+                raise SystemExit(f"{name} on {gpus} GPUs: none of the {result.enumerated:,} combinations fits")
+            if pub.simulated_s is None:
+                raise SystemExit(f"{name} on {gpus} GPUs: the published strategy did not simulate: {pub.sim_error}")
+            pub_s = pub.simulated_s
             by = {label(r.params): r for r in [*rest, best]}
             row = {"row": name, "gpus": gpus, "combinations": result.enumerated, "fit": len(result.rows),
-                   "published": label(published), "published_step_s": pub.simulated_s,
+                   "published": label(published), "published_step_s": pub_s,
                    "published_estimate_rank": next((i + 1 for i, r in enumerate(result.rows) if r.params == published), None),
                    "max_abs_estimate_error": result.max_abs_error(), "wall_s": time.perf_counter() - t0}  # fmt: skip
             for key, params in (
@@ -130,15 +135,16 @@ def main() -> int:
                 ("paper_space", paper),
                 ("full_recompute", full),
             ):
-                if params is not None and by[label(params)].simulated_s:
+                step_s = None if params is None else by[label(params)].simulated_s
+                if params is not None and step_s:
                     row[key] = label(params)
-                    row[f"{key}_step_s"] = by[label(params)].simulated_s
-                    row[f"{key}_gap"] = pub.simulated_s / by[label(params)].simulated_s - 1
+                    row[f"{key}_step_s"] = step_s
+                    row[f"{key}_gap"] = pub_s / step_s - 1
             print(
                 f"{name} on {gpus} GPUs: {result.enumerated:,} combinations, {len(result.rows):,} fit ({row['wall_s']:.0f} s)"
             )
             print(
-                f"  published  {row['published']}: {pub.simulated_s:.3f} s (estimate {pub.estimate.step_s:.3f} s, rank {row['published_estimate_rank']})"
+                f"  published  {row['published']}: {pub_s:.3f} s (estimate {pub.estimate.step_s:.3f} s, rank {row['published_estimate_rank']})"
             )
             for key, what in (
                 ("best", "search's best"),

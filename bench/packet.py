@@ -27,9 +27,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from trainsim.config.platform import load_platform
+from trainsim.config.types import Platform
 from trainsim.engine import EventQueue
+from trainsim.network.packet.backend import PacketNetwork
+from trainsim.network.protocol import NetworkBackend
 from trainsim.system.api import simulate
 from trainsim.workload.micro import collective_workload
 
@@ -63,23 +67,24 @@ def main() -> dict[str, object]:
     )
     graphs = collective_workload(args.npus, args.collective, int(args.size_mib * 2**20))
 
-    captured: list[object] = []
+    captured: list[tuple[NetworkBackend, EventQueue]] = []
     import trainsim.system.api as api
 
     original = api.make_network
 
-    def spy(plat, queue: EventQueue, backend: str, *, compat_astra: bool):  # type: ignore[no-untyped-def]
-        net = original(plat, queue, backend, compat_astra=compat_astra)
+    def spy(platform: Platform, queue: EventQueue, backend: str, *, compat_astra: bool) -> NetworkBackend:
+        net = original(platform, queue, backend, compat_astra=compat_astra)
         captured.append((net, queue))
         return net
 
-    api.make_network = spy  # type: ignore[assignment]
+    api.make_network = spy
     t0, c0 = time.perf_counter(), time.process_time()
     packet = simulate(platform, graphs, backend="packet")
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-    api.make_network = original  # type: ignore[assignment]
-    net, queue = captured[-1]  # type: ignore[misc]
-    counters = net.counters()  # type: ignore[attr-defined]
+    api.make_network = original
+    net, queue = captured[-1]
+    assert isinstance(net, PacketNetwork)  # backend="packet"
+    counters = net.counters()
     t1, c1 = time.perf_counter(), time.process_time()
     flow = packet if args.no_flow else simulate(platform, graphs, backend="flow")
     flow_wall, flow_cpu = time.perf_counter() - t1, time.process_time() - c1
@@ -101,7 +106,7 @@ def main() -> dict[str, object]:
         "link_transmissions": counters["link_transmissions"],
         "packets_per_s": counters["packets_sent"] / wall,
         "packets_per_cpu_s": counters["packets_sent"] / cpu,
-        "events": queue.events_processed + getattr(net.engine, "core_events", 0),  # type: ignore[attr-defined]
+        "events": queue.events_processed + getattr(net.engine, "core_events", 0),
         "pause_frames": counters["pause_frames"],
         "ecn_marks": counters["ecn_marks"],
         "drops": counters["drops"],
@@ -120,7 +125,7 @@ def _compare(old_core: str, repeat: int) -> dict[str, object]:
 
     skip = {"--compare-core", "--repeat"}
     argv = [a for i, a in enumerate(sys.argv[1:]) if a not in skip and sys.argv[i] not in skip]
-    runs: dict[str, list[dict[str, object]]] = {"old": [], "new": []}
+    runs: dict[str, list[dict[str, Any]]] = {"old": [], "new": []}  # the children's JSON lines
     for _ in range(repeat):
         for name, core in (("old", old_core), ("new", str(library_path()))):
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -136,13 +141,13 @@ def _compare(old_core: str, repeat: int) -> dict[str, object]:
     keys = ("packet_us", "data_packets", "link_transmissions", "pause_frames", "ecn_marks", "drops", "total_pause_ns")
     first = runs["old"][0]
     same = all(r[k] == first[k] for rs in runs.values() for r in rs for k in keys)
-    cpu = {name: sorted(float(r["cpu_s"]) for r in rs) for name, rs in runs.items()}  # type: ignore[arg-type]
+    cpu = {name: sorted(float(r["cpu_s"]) for r in rs) for name, rs in runs.items()}
     median = {name: values[len(values) // 2] for name, values in cpu.items()}
     out = {
         "old_cpu_s": cpu["old"],
         "new_cpu_s": cpu["new"],
         "old_over_new_cpu": median["old"] / median["new"],
-        "new_packets_per_cpu_s": float(first["data_packets"]) / median["new"],  # type: ignore[arg-type]
+        "new_packets_per_cpu_s": float(first["data_packets"]) / median["new"],
         "old_process_cpu_s": [r["process_cpu_s"] for r in runs["old"]],
         "new_process_cpu_s": [r["process_cpu_s"] for r in runs["new"]],
         "same_results": same,

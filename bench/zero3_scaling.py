@@ -23,7 +23,7 @@ from trainsim.compute import OperatorTimer
 from trainsim.config.types import CollectiveImpl, DimSpec, NetworkSpec, Platform, SystemSpec
 from trainsim.system.symmetry.replica import simulate_generated
 from trainsim.workload.generate import Parallelism, generate
-from trainsim.workload.models import get_model, megatron_flops
+from trainsim.workload.models import TransformerSpec, get_model, megatron_flops
 
 
 def platform(npus: int, impl: str) -> Platform:
@@ -45,6 +45,8 @@ def main() -> None:
     ap.add_argument("--impl", default="ring")
     args = ap.parse_args()
     spec = get_model(args.model)
+    if not isinstance(spec, TransformerSpec):
+        raise SystemExit(f"--model {args.model}: not a transformer; the Megatron FLOP count (TFLOP/s per GPU) needs one")
     timer = OperatorTimer("A100")
     rows = []
     for dp in (int(x) for x in args.dp.split(",")):

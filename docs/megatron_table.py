@@ -32,7 +32,7 @@ import time
 from trainsim.compute import OperatorTimer
 from trainsim.config.types import DimSpec, NetworkSpec, Platform, SystemSpec
 from trainsim.workload.generate import Parallelism, generate
-from trainsim.workload.models import get_model, megatron_flops
+from trainsim.workload.models import TransformerSpec, get_model, megatron_flops
 
 NVSWITCH_BW = 300e9  # B/s per GPU per direction (600 GB/s bidirectional NVLink 3)
 IB_BW = 25e9  # B/s per GPU per direction (8 x 200 Gb/s per 8-GPU node)
@@ -73,6 +73,7 @@ def parallelism(tp: int, pp: int, dp: int, batch: int, mbs: int, v: int) -> Para
 def run_row(row: tuple, mode: str, timer: OperatorTimer) -> dict:
     label, tp, pp, gpus, batch, mbs, v, published = row
     spec = get_model(f"megatron-{label}")
+    assert isinstance(spec, TransformerSpec)  # the zoo's Megatron transformers
     dp = gpus // (tp * pp)
     flops = megatron_flops(spec, batch)
     t0 = time.perf_counter()

@@ -30,7 +30,7 @@ from trainsim.config.clos import ClosParams, ClosTier
 from trainsim.config.types import FabricSpec, NetworkSpec, Platform, SystemSpec
 from trainsim.system.symmetry.replica import simulate_generated
 from trainsim.workload.generate import Parallelism, generate
-from trainsim.workload.models import get_model, megatron_flops
+from trainsim.workload.models import TransformerSpec, get_model, megatron_flops
 
 
 @dataclass(frozen=True)
@@ -85,6 +85,7 @@ def platform(gpus: int, nic_gbps: float, hbm_gbps: float) -> Platform:
 
 def run_row(row: Row, timer: OperatorTimer) -> dict:
     spec = get_model(row.model)
+    assert isinstance(spec, TransformerSpec)  # ROWS names zoo transformers
     dp = row.gpus // (row.tp * row.pp)
     par = Parallelism(
         tp=row.tp, pp=row.pp, dp=dp, micro_batch=row.micro_batch, global_batch=row.global_batch,
