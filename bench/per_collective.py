@@ -46,7 +46,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BASE = "f26db37"  # main before the per-collective work
 CASE = (
     "megatron-18b --tp 8 --pp 4 --dp 2 --micro-batch 1 --global-batch 256 --recompute full --network-dims 8,8",
-    ("Switch", "Switch"), (8, 8), (300.0, 25.0), (700.0, 2000.0), 0.0,
+    ("Switch", "Switch"), (8, 8), (300.0, 25.0), (700.0, 2000.0), None, None,
 )  # fmt: skip
 
 _CHILD = r"""
