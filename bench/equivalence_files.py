@@ -13,7 +13,7 @@ processes, whole process from interpreter start to exit:
 - ``astra`` (``--astra``): ASTRA-sim's congestion-unaware binary on the same files.
 
 The first three cases are issue 18's speed anchors with the inputs
-``../shared/reference-results/real-workloads.md`` records (generate command, network, the common
+``reference-data/reference-results/real-workloads.md`` records (generate command, network, the common
 system file with ``local-mem-bw`` 1600); ``gpt3-1536`` is GPT-3's full batch, with no recorded
 ASTRA-sim time. Prints per case the CPU time (``RUSAGE_CHILDREN``) and wall time of each, the
 ratio to ASTRA-sim's recorded wall time (same machine class) with the recorded makespan beside
@@ -43,7 +43,7 @@ ASTRA_BIN = "/tmp/c16/astra/build/astra_analytical/build/bin/AstraSim_Analytical
 
 # name: (trainsim generate arguments, topology, sizes, GB/s, ns, ASTRA-sim's recorded wall s or
 # None, its recorded makespan ns or None): the first three are the speed anchors of
-# ../shared/reference-results/real-workloads.md (issue 18's table), inputs as recorded there
+# reference-data/reference-results/real-workloads.md (issue 18's table), inputs as recorded there
 CASES = {
     "gpt3": (
         "gpt3-175b --tp 8 --pp 16 --dp 8 --micro-batch 1 --global-batch 64 --recompute full --network-dims 8,128",
