@@ -126,7 +126,8 @@ def run_astra(folder: Path) -> tuple[float, float, list[tuple[int, int]]]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     with open(log, "w") as stream:
-        subprocess.run(cmd, check=True, stdout=stream, stderr=subprocess.STDOUT)
+        # in the inputs' folder: ASTRA-sim writes its log/ folder into the working directory
+        subprocess.run(cmd, check=True, stdout=stream, stderr=subprocess.STDOUT, cwd=folder)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     found = re.findall(r"sys\[(\d+)\] finished, (\d+) cycles, exposed communication (\d+) cycles", log.read_text())
