@@ -117,6 +117,7 @@ def run_trainsim(folder: Path, mode: str) -> tuple[float, float, dict]:
 
 
 def run_astra(folder: Path) -> tuple[float, float, list[tuple[int, int]]]:
+    folder = folder.resolve()  # ASTRA-sim runs there (below): every path absolute
     log = folder / "astra.log"
     cmd = [
         ASTRA_BIN, f"--workload-configuration={folder}/w", f"--system-configuration={folder}/system.json",
