@@ -147,7 +147,7 @@ def test_simulate_generated_takes_the_slice_when_it_can():
 
 
 def test_simulate_generated_says_why_it_ran_every_rank():
-    w = generate(_shrunk_1_7b(), Parallelism(tp=1, pp=1, dp=4, zero=3, global_batch=4), OperatorTimer("A100"))
+    w = generate(_shrunk_1_7b(), Parallelism(tp=1, pp=2, dp=2, zero=3, global_batch=4), OperatorTimer("A100"))
     run = simulate_generated(_platform((4,)), w)
     assert run.mode == "every rank" and "ZeRO-3" in run.why_every_rank
     assert len(run.ranks) == 4
@@ -156,8 +156,8 @@ def test_simulate_generated_says_why_it_ran_every_rank():
 
 
 def test_slice_refuses_what_it_cannot_reproduce():
-    w = generate(_shrunk_1_7b(), Parallelism(tp=1, pp=1, dp=4, zero=3, global_batch=4), OperatorTimer("A100"))
-    with pytest.raises(ConfigError, match="ZeRO-3"):
+    w = generate(_shrunk_1_7b(), Parallelism(tp=1, pp=2, dp=2, zero=3, global_batch=4), OperatorTimer("A100"))
+    with pytest.raises(ConfigError, match="ZeRO-3"):  # its gathers meet the pipeline's sends on the ports
         simulate_replica(w.platform(_platform((4,))), w)
     w = generate(_shrunk_1_7b(), Parallelism(tp=1, pp=1, dp=4, global_batch=4), OperatorTimer("A100"))
     with pytest.raises(ConfigError, match="pairwise symmetry class"):
@@ -324,3 +324,31 @@ def test_tensor_peers_on_an_uneven_ring_are_not_mirrors():
         assert run.ranks_simulated > 1
         first = min(r.node_id for r in full.collectives)  # the members of one collective end apart
         assert len({round(r.end_ns) for r in full.collectives if r.node_id == first and r.rank < tp}) > 1
+
+
+ZERO3_CASES = [
+    # (tp, dp, network sizes, extra Parallelism fields): no pipeline, so no point-to-point traffic
+    (1, 4, (4,), {"zero": 3}),
+    (2, 4, (2, 4), {"zero": 3}),
+    (2, 8, (2, 8), {"zero": 3, "sp": True}),
+    (2, 4, (4, 2), {"zero": 3}),  # data-parallel rings crossing nodes unevenly: two replicas run
+    (2, 4, (2, 4), {"overlap_grad_reduce": True}),
+    (1, 8, (4, 2), {"overlap_grad_reduce": True, "zero": 2}),
+]
+
+
+@pytest.mark.parametrize(("tp", "dp", "sizes", "extra"), ZERO3_CASES)
+def test_zero3_and_overlapped_reduction_without_a_pipeline(tp, dp, sizes, extra):
+    """ZeRO-3's gathers and reduce-scatters and overlapped reductions cross replicas during the
+    step. Without point-to-point messages a rank's only traffic is its collectives, one at a
+    time on its communication slot, so a mirror whose ports are set from its counterpart's at
+    each cross-replica collective has them as in the full run: the slice equals the run of
+    every rank bit for bit. With a pipeline it refuses (the sends hold ports the mirrors would
+    not see; test_slice_refuses_what_it_cannot_reproduce)."""
+    par = Parallelism(tp=tp, pp=1, dp=dp, micro_batch=1, global_batch=2 * dp, recompute="full", **extra)
+    w = generate(_shrunk_1_7b(), par, OperatorTimer("A100"), network_sizes=sizes)
+    every = simulate(w.platform(_platform(sizes)), w.graphs, symmetry=False)
+    run = simulate_generated(_platform(sizes), w)
+    assert run.mode == "replica slice", run.why_every_rank
+    assert run.replica_ranks < len(w.graphs)
+    assert_same_run(run.result, every)

@@ -175,10 +175,19 @@ def test_strategies_needing_every_rank_are_skipped_above_the_limit(tiny_model, d
         calls.extend(params for _, params, _ in items)
         run_items(items, jobs, record)
 
+    # with a pipeline, ZeRO-3's gathers meet the stages' sends on the ports: every rank
+    piped = SearchSpace(tp=(1, 2, 4), pp=(2,), micro_batch=(1, 4), recompute=("none", "full"), schedules=("1f1b",),
+                        overlap=(True, False))  # fmt: skip
+    result = search(
+        _inputs(tiny_model, dgx16), space=piped, top_k=2, run=counting_run, max_every_rank=8
+    )
+    assert result.skipped and all(r.params["zero"] == 3 or r.params.get("overlap_grad_reduce") for r in result.skipped)
+    assert len(calls) == 2 and all(p["zero"] < 3 and not p.get("overlap_grad_reduce") for p in calls)
+    ranks = {id(r): i for i, r in enumerate(result.rows)}
+    assert max(ranks[id(r)] for r in result.skipped) < max(ranks[id(r)] for r in result.simulated)  # ranked above the last simulated
+    # without one the replica slice takes ZeRO-3 (tests/system/test_replica.py): simulated at any size
+    calls.clear()
     result = search(
         _inputs(tiny_model, dgx16), space=SMALL, top_k=2, run=counting_run, max_every_rank=8
     )
-    assert result.skipped and all(r.params["zero"] == 3 for r in result.skipped)
-    assert len(calls) == 2 and all(p["zero"] < 3 for p in calls)
-    ranks = {id(r): i for i, r in enumerate(result.rows)}
-    assert max(ranks[id(r)] for r in result.skipped) < min(ranks[id(r)] for r in result.simulated)
+    assert not result.skipped and any(p["zero"] == 3 and p["pp"] == 1 for p in calls)

@@ -36,10 +36,14 @@ Preconditions (checked): a ``pairwise`` backend; every cross-replica collective 
 every member when it ends on the rank that member repeats (checked on the run's records,
 :func:`_check_even`); a ring shift of fewer than all replicas (above); no memory
 offload to a per-node or pooled tier (its accesses queue across replicas); no expert
-parallelism (its all-to-alls cross replicas during the step); ZeRO stage below 3 and no
-``overlap_grad_reduce`` (their reductions overlap compute and each other); in every graph
-only compute, memory accesses (a per-NPU tier's optimizer states) and cross-replica
-collectives follow the first cross-replica collective; every
+parallelism (its all-to-alls cross replicas during the step); where the step has
+point-to-point messages (pipeline stages, context parallelism), ZeRO stage below 3, no
+``overlap_grad_reduce`` and, in every graph, only compute, memory accesses (a per-NPU tier's
+optimizer states) and cross-replica collectives after the first cross-replica collective
+(a mirror's ports are set from its counterpart's only when it joins one, and a send would hold
+them in between). Without point-to-point messages a rank's only traffic is its collectives,
+one at a time on its communication slot (``system/rank.py``), so ZeRO-3's gathers and
+reduce-scatters and overlapped reductions anywhere in the step are taken; every
 replica the replica it repeats moved along the network (the same message shapes between the
 ranks that exchange messages, :func:`_check_translates`).
 
@@ -160,10 +164,28 @@ def _check(workload: GeneratedWorkload, backend: str) -> None:
         raise ConfigError("the workload records no parallelism or group roles; generate it with trainsim.workload.generate.generate")
     if par.ep > 1:
         raise ConfigError("expert parallelism exchanges tokens across replicas during the step; simulate every rank", field="ep")
-    if par.zero >= 3:
-        raise ConfigError("ZeRO-3/FSDP gathers weights across replicas during the step; simulate every rank", field="zero")
-    if par.overlap_grad_reduce:
-        raise ConfigError("overlapped gradient reductions run concurrently with compute; simulate every rank", field="overlap_grad_reduce")
+    if (par.zero >= 3 or par.overlap_grad_reduce) and _has_point_to_point(workload):
+        what = "ZeRO-3/FSDP gathers weights" if par.zero >= 3 else "overlapped gradient reductions run"
+        raise ConfigError(
+            f"{what} across replicas during the step, while pipeline or context-parallel sends hold the "
+            "ranks' ports, which the other replicas' ranks would not see; simulate every rank",
+            field="zero" if par.zero >= 3 else "overlap_grad_reduce",
+        )
+
+
+def _has_point_to_point(workload: GeneratedWorkload) -> bool:
+    """Whether any graph sends or receives (pipeline stages, context parallelism)."""
+    kinds = [NodeType.COMM_SEND_NODE, NodeType.COMM_RECV_NODE]
+    return any(bool(np.isin(g.types, kinds).any()) for g in _stage_graphs(workload))
+
+
+def _stage_graphs(workload: GeneratedWorkload) -> list[WorkloadGraph]:
+    """One graph per pipeline stage of replica 0 (a stage's ranks run the same node types)."""
+    firsts = {}
+    for rank, (stage, replica) in enumerate(zip(workload.stage_of_rank, workload.replica_of_rank, strict=True)):
+        if replica == 0:
+            firsts.setdefault(stage, rank)
+    return [workload.graphs[r] for r in firsts.values()]
 
 
 _TAIL_TYPES = np.array([NodeType.COMP_NODE, NodeType.MEM_LOAD_NODE, NodeType.MEM_STORE_NODE])
@@ -174,10 +196,14 @@ mirror that leaves each cross-replica collective when its counterpart does issue
 one when its counterpart does."""
 
 
-def _cross_positions(workload: GeneratedWorkload, stage: int) -> np.ndarray:
-    """Positions of the cross-replica collectives of ``stage``, checked to be the tail."""
+def _cross_positions(workload: GeneratedWorkload, stage: int, point_to_point: bool) -> np.ndarray:
+    """Positions of the cross-replica collectives of ``stage``, checked to be the tail when the
+    step has ``point_to_point`` messages (without any, a rank's only traffic is its collectives,
+    one at a time on its communication slot, ``system/rank.py``: a mirror whose ports are set
+    from its counterpart's at each cross-replica collective has them as in the full run
+    wherever in the step that collective comes)."""
     pos = workload.role_positions(stage, *CROSS_REPLICA_ROLES)
-    if pos.size:
+    if pos.size and point_to_point:
         graph = workload.graphs[workload.stage_of_rank.index(stage)]
         after = np.arange(int(pos[0]), len(graph))
         other = np.setdiff1d(after, pos, assume_unique=True)
@@ -328,7 +354,8 @@ def simulate_replica(
     nodes done of all to simulate."""
     _check(workload, backend)
     stages = max(workload.stage_of_rank) + 1
-    positions = [_cross_positions(workload, s) for s in range(stages)]
+    point_to_point = _has_point_to_point(workload)
+    positions = [_cross_positions(workload, s, point_to_point) for s in range(stages)]
     why = why_not_partial(platform, memory_traffic=has_memory_nodes(workload.graphs))
     if why:
         raise ConfigError(why)
