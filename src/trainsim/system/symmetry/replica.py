@@ -181,7 +181,7 @@ def _has_point_to_point(workload: GeneratedWorkload) -> bool:
 
 def _stage_graphs(workload: GeneratedWorkload) -> list[WorkloadGraph]:
     """One graph per pipeline stage of replica 0 (a stage's ranks run the same node types)."""
-    firsts = {}
+    firsts: dict[int, int] = {}  # stage -> its first rank in replica 0
     for rank, (stage, replica) in enumerate(zip(workload.stage_of_rank, workload.replica_of_rank, strict=True)):
         if replica == 0:
             firsts.setdefault(stage, rank)
