@@ -79,9 +79,10 @@ CROSS_REPLICA_ROLES = ("dp", "edp")
 
 @dataclass
 class ReplicaResult:
-    """``makespan_s`` of the whole step; ``run`` the replica-0 simulation (the other replicas'
-    ranks joined its cross-replica collectives); ``sync_s[rank]`` the seconds each replica-0
-    rank spent in each of its cross-replica collectives; wall-clock seconds in ``wall_s``."""
+    """``makespan_s`` of the whole step; ``run`` the simulation of replicas ``0 .. period - 1``
+    (the other replicas' ranks joined their cross-replica collectives); ``sync_s[rank]`` the
+    seconds each rank that ran spent in each of its cross-replica collectives; wall-clock
+    seconds in ``wall_s``."""
 
     makespan_s: float
     run: RunResult
@@ -90,7 +91,8 @@ class ReplicaResult:
     wall_s: dict[str, float] = field(default_factory=dict)
     events: int = 0
     mirror_of: dict[int, int] = field(default_factory=dict)
-    """Replica-0 ranks that were not run because they behave as another (:func:`tensor_mirrors`)."""
+    """Ranks of the replicas that ran which were not run because they behave as another
+    (:func:`tensor_mirrors`)."""
     positions: list[np.ndarray] = field(default_factory=list, repr=False)
     """Per pipeline stage, the positions of its cross-replica collectives."""
     period: int = 1
@@ -98,7 +100,7 @@ class ReplicaResult:
     (:func:`replica_period`)."""
 
     def rank_results(self) -> list[RankResult]:
-        """Replica 0's ranks as the full run reports them (a mirror with its
+        """The ranks of the replicas that ran as the full run reports them (a mirror with its
         representative's times)."""
         out = []
         for rank in self.sync_s:
@@ -151,7 +153,9 @@ class _Overall:
             self.report(now_ns, min(self.done, self.total), self.total)
 
 
-def _check(workload: GeneratedWorkload, backend: str) -> None:
+def _check(workload: GeneratedWorkload, backend: str) -> bool:
+    """Refuse what the slice cannot reproduce from the workload and backend alone; returns
+    whether the step has point-to-point messages (:func:`_has_point_to_point`)."""
     if backend_capabilities(backend).symmetry != PAIRWISE:
         raise ConfigError(
             f"a replica slice equals the full run only on a backend of the pairwise symmetry class "
@@ -164,13 +168,15 @@ def _check(workload: GeneratedWorkload, backend: str) -> None:
         raise ConfigError("the workload records no parallelism or group roles; generate it with trainsim.workload.generate.generate")
     if par.ep > 1:
         raise ConfigError("expert parallelism exchanges tokens across replicas during the step; simulate every rank", field="ep")
-    if (par.zero >= 3 or par.overlap_grad_reduce) and _has_point_to_point(workload):
+    point_to_point = _has_point_to_point(workload)
+    if (par.zero >= 3 or par.overlap_grad_reduce) and point_to_point:
         what = "ZeRO-3/FSDP gathers weights" if par.zero >= 3 else "overlapped gradient reductions run"
         raise ConfigError(
             f"{what} across replicas during the step, while pipeline or context-parallel sends hold the "
             "ranks' ports, which the other replicas' ranks would not see; simulate every rank",
             field="zero" if par.zero >= 3 else "overlap_grad_reduce",
         )
+    return point_to_point
 
 
 def _has_point_to_point(workload: GeneratedWorkload) -> bool:
@@ -352,9 +358,8 @@ def simulate_replica(
     With ``mirror``, the tensor-parallel peers of a stage's first rank run as its mirrors
     (:func:`tensor_mirrors`) when they provably behave as it. ``progress`` hears of the run:
     nodes done of all to simulate."""
-    _check(workload, backend)
+    point_to_point = _check(workload, backend)
     stages = max(workload.stage_of_rank) + 1
-    point_to_point = _has_point_to_point(workload)
     positions = [_cross_positions(workload, s, point_to_point) for s in range(stages)]
     why = why_not_partial(platform, memory_traffic=has_memory_nodes(workload.graphs))
     if why:
@@ -611,7 +616,6 @@ def simulate_generated(
     # and simulate's whole-step symmetry already runs one rank for all
     if replica_slice and workload.node_roles:
         try:
-            _check(workload, backend)
             sliced = simulate_replica(platform, workload, backend=backend, progress=progress)
         except ConfigError as exc:
             why = str(exc)
