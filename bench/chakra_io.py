@@ -53,7 +53,7 @@ def gpt3_graphs(ranks: int) -> list[WorkloadGraph]:
     workload = generate(
         get_model("gpt3-175b"), parallelism, OperatorTimer("A100"), network_sizes=(8, 128)
     )
-    return workload.graphs[:ranks]
+    return list(workload.graphs[:ranks])
 
 
 def best_time(run: Callable[[], object], repeat: int) -> float:

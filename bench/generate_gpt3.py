@@ -46,7 +46,8 @@ def main() -> None:
     t0 = time.perf_counter()
     workload = generate(spec, par, OperatorTimer("A100"), network_sizes=platform.network.sizes)
     gen_s = time.perf_counter() - t0
-    nodes = sum(len(g) for g in workload.graphs)
+    per_stage = workload.info["nodes_per_stage"]  # (counting graphs would make every rank's)
+    nodes = sum(per_stage[stage] for stage in workload.stage_of_rank)
     print(f"generate gpt3-175b 1024 ranks: {gen_s:.2f} s, {nodes} nodes ({workload.info['nodes_per_stage'][0]} per rank)")
     out: dict = {"case": "generate_gpt3", "generate_s": gen_s, "nodes": nodes, "ranks": par.world}
     platform = workload.platform(platform)

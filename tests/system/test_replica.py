@@ -102,6 +102,21 @@ def test_slice_equals_full(tp, pp, dp, sizes, extra):
     assert all(got == full.ranks[got.rank] for got in sliced.rank_results())
 
 
+def test_slice_makes_only_the_graphs_of_the_replicas_it_runs():
+    par = Parallelism(tp=2, pp=2, dp=4, micro_batch=1, global_batch=16, recompute="full")
+    w = generate(_shrunk_1_7b(), par, OperatorTimer("A100"), network_sizes=(8, 2))
+    eager = list(generate(_shrunk_1_7b(), par, OperatorTimer("A100"), network_sizes=(8, 2)).graphs)  # rank by rank, first thing
+    simulate_replica(w.platform(_platform((8, 2))), w)
+    made = [r for r in range(par.world) if w.graphs._made[r] is not None]  # type: ignore[attr-defined]
+    assert made == [r for r in range(par.world) if w.replica_of_rank[r] == 0]
+    # a graph made later is the one made in rank order up front, and it is kept
+    for rank in range(par.world):
+        got, want = w.graphs[rank], eager[rank]
+        assert got is w.graphs[rank] and got.rank == want.rank == rank
+        assert got.pg_name == want.pg_name and got.involved_dim == want.involved_dim
+        assert (got.comm_src == want.comm_src).all() and (got.comm_dst == want.comm_dst).all()
+
+
 @pytest.mark.parametrize(("tp", "pp", "dp", "sizes", "extra"), CASES)
 def test_world_result_is_the_full_runs(tp, pp, dp, sizes, extra):
     """Every rank of a slice's result, those that did not run (mirrors, other replicas)

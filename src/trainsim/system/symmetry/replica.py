@@ -361,7 +361,7 @@ def simulate_replica(
     point_to_point = _check(workload, backend)
     stages = max(workload.stage_of_rank) + 1
     positions = [_cross_positions(workload, s, point_to_point) for s in range(stages)]
-    why = why_not_partial(platform, memory_traffic=has_memory_nodes(workload.graphs))
+    why = why_not_partial(platform, memory_traffic=has_memory_nodes(_stage_graphs(workload)))
     if why:
         raise ConfigError(why)
     from trainsim.system.symmetry.replica_result import counterparts
@@ -371,7 +371,8 @@ def simulate_replica(
     period = replica_period(platform, workload, cross)
     counterpart = counterparts(workload, period)
     empty = GraphBuilder(source="replica-slice: other replica").build()
-    graphs = [g if replica < period else empty for g, replica in zip(workload.graphs, workload.replica_of_rank, strict=True)]
+    # (a generated step makes a rank's graph when asked for it: the other replicas' are never made)
+    graphs = [workload.graphs[r] if replica < period else empty for r, replica in enumerate(workload.replica_of_rank)]
     ran = [r for r, replica in enumerate(workload.replica_of_rank) if replica < period]
     images: dict[int, list[int]] = {r: [] for r in ran}  # rank that runs -> the ranks repeating it, replica by replica
     for rank in sorted(range(len(counterpart)), key=workload.replica_of_rank.__getitem__):

@@ -2,8 +2,9 @@
 per-rank memory of one training step (DESIGN.md, workload layer: generators).
 
 One template graph is built per pipeline stage and specialized per rank (communicator-group
-ids, pipeline peers, network dimensions), so ranks share their arrays and 1024+ ranks generate
-in about the time of one stage per distinct stage. With a timer, COMP nodes carry durations
+ids, pipeline peers, network dimensions) when that rank's graph is first asked for
+(:class:`RankGraphs`), so ranks share their arrays, 1024+ ranks generate in about the time of
+one stage per distinct stage, and a run that simulates a few ranks for all makes only theirs. With a timer, COMP nodes carry durations
 (seconds) and the memory of every stage is checked against ``timer.memory_capacity``
 (:class:`InfeasibleError` when a rank does not fit).
 """
@@ -22,8 +23,9 @@ from trainsim import budget
 from trainsim.config.types import Platform
 from trainsim.engine import collector_paused
 from trainsim.errors import ConfigError, InfeasibleError
+from trainsim.lazyseq import LazySequence
 from trainsim.units import GB
-from trainsim.workload.generate.emitter import ROLE_CODES
+from trainsim.workload.generate.emitter import ROLE_CODES, Template
 from trainsim.workload.generate.groups import RankLayout
 from trainsim.workload.generate.layered_gen import LayeredGenerator
 from trainsim.workload.generate.memory import MemoryBreakdown, stage_memory
@@ -48,7 +50,7 @@ class GeneratedWorkload:
     each node of each stage's graph (part of a compute node's duration, 0 elsewhere), which the
     step breakdown (``report/step_breakdown.py``) tells apart from compute."""
 
-    graphs: list[WorkloadGraph]
+    graphs: Sequence[WorkloadGraph]
     comm_groups: dict[str, list[int]]
     group_names: dict[str, str]
     memory: list[MemoryBreakdown]
@@ -173,15 +175,7 @@ def generate(
         _check_fits(memory, timer)
     templates = [gen.stage_template(stage) for stage in range(par.pp)]
     _check_host_memory(par.world, max(len(t.graph) for t in templates))
-    graphs: list[WorkloadGraph] = []
-    roles = ("tp", "dp", "ep", "edp", "emb", "cp")
-    for rank in range(par.world):
-        stage = layout.stage_of(rank)
-        ids = {r: layout.pg_name(r, rank) for r in roles}
-        dims = {r: layout.involved_dims(r, rank, network_sizes) for r in roles if ids[r] is not None} if network_sizes else {}
-        prev_rank = layout.neighbour(rank, -1) if par.pp > 1 else rank
-        next_rank = layout.neighbour(rank, 1) if par.pp > 1 else rank
-        graphs.append(templates[stage].specialize(rank, ids, prev_rank, next_rank, dims))
+    graphs = RankGraphs(templates, layout, network_sizes)
     info = {
         "model": model.name,
         "params": model.total_params(),
@@ -203,6 +197,38 @@ def generate(
         par,
         [t.recompute_s for t in templates],
     )
+
+
+class RankGraphs(LazySequence[WorkloadGraph]):
+    """Every rank's graph of a generated transformer step, its stage's template specialized
+    (:meth:`~.emitter.Template.specialize`) when first asked for and kept: a run that
+    simulates a few ranks for all (``system/symmetry/replica.py``) never builds the others'."""
+
+    __slots__ = ("templates", "layout", "network_sizes", "_made")
+
+    _ROLES = ("tp", "dp", "ep", "edp", "emb", "cp")
+
+    def __init__(self, templates: Sequence[Template], layout: RankLayout, network_sizes: Sequence[int] | None) -> None:
+        super().__init__(layout.par.world)
+        self.templates = templates
+        self.layout = layout
+        self.network_sizes = network_sizes
+        self._made: list[WorkloadGraph | None] = [None] * self.length
+
+    def item(self, index: int) -> WorkloadGraph:
+        made = self._made[index]
+        if made is None:
+            made = self._made[index] = self._specialize(index)
+        return made
+
+    def _specialize(self, rank: int) -> WorkloadGraph:
+        layout, sizes = self.layout, self.network_sizes
+        ids = {r: layout.pg_name(r, rank) for r in self._ROLES}
+        dims = {r: layout.involved_dims(r, rank, sizes) for r in self._ROLES if ids[r] is not None} if sizes else {}
+        pipelined = layout.par.pp > 1
+        prev_rank = layout.neighbour(rank, -1) if pipelined else rank
+        next_rank = layout.neighbour(rank, 1) if pipelined else rank
+        return self.templates[layout.stage_of(rank)].specialize(rank, ids, prev_rank, next_rank, dims)
 
 
 def transformer_memory(gen: TransformerGenerator, stage: int, timer: OpTimer | None = None) -> MemoryBreakdown:
