@@ -208,6 +208,9 @@ class CollectiveRuntime:
         self._own_groups = self._plain_flush and self._groups is not None and self._groups.enabled
         # (phase type, size, id(members)) -> (members, the planner's plan of a group collective)
         self._group_plans: dict[tuple[int, int, int], tuple[tuple[int, ...], Any]] = {}
+        # (group name, type, size) -> (group, its first instance, plan, the memos' key) of a
+        # collective on a rank's own group that a memo answered (``_flush_own``)
+        self._own_replays: dict[tuple[str, int, Any], tuple[tuple[int, ...], CollectiveInstance, Any, int]] = {}
         self._ready: list[CollectiveInstance] = []  # priced together at the end of the tick
         self._priced: list[tuple[PriceRequest, float, float]] = []  # in flight: (request, start, end)
 
@@ -523,22 +526,36 @@ class CollectiveRuntime:
         the instance's list of members' requests; anything else (refused, simulated, rank by
         rank) goes through :meth:`flush` with the instance as :meth:`issue` makes it."""
         ikey, ctype, request, on_done, arg, now, group, mirrors = token
+        groups = self._groups
+        assert groups is not None  # (``_own_groups``)
+        # a collective of this group, type and size answered by a memo before: its plan is the
+        # planner's same plan (cached by type, size and members), so only what changes with
+        # ``now`` is asked again (the members idle, the memo's answer at this start)
+        okey = (ikey[0], ctype, request.size)
+        known = self._own_replays.get(okey)
+        if known is not None and known[0] is group:
+            _, inst, plan, key = known
+            replayed = groups.replay_idle(key, inst.members, now)
+            if replayed is not None:
+                # _plan's effects: the tags it takes, Themis' choice
+                self._next_tag += max(1, len(plan.chunks))
+                if plan.themis is not None:
+                    self.themis_choices.append(plan.themis)
+                self._own_replayed(inst, request, on_done, arg, now, mirrors, replayed)
+                return
         inst = self._new_instance(ikey, ctype, request, group, now)
         inst.issued = len(group)
         self._plan(inst, request)
-        groups = self._groups
-        assert groups is not None  # (``_own_groups``)
         layout = inst.layout
         if layout is not None and layout.fast:
             replayed = groups.replayed(inst)
             if replayed is not None:
-                busy = groups.busy
-                end = replayed[0]
-                busy[request.rank] = end
-                for mirror in mirrors:
-                    busy[mirror] = end
-                groups.runs += 1
-                self.finish_members(inst, [(request.rank, request, on_done, arg, now)], end, replayed[1], replayed[2], None)
+                if not self._custom:  # (a custom plan is the planner's anew each time)
+                    plan = self._group_plans[(inst.phase_type, inst.size, id(inst.members))][1]
+                    memo_key = groups.replay_key(inst)
+                    if memo_key is not None:
+                        self._own_replays[okey] = (group, inst, plan, memo_key)
+                self._own_replayed(inst, request, on_done, arg, now, mirrors, replayed)
                 return
         # as issue leaves it: the representative's request, then its mirrors'
         pending = inst.pending
@@ -547,6 +564,30 @@ class CollectiveRuntime:
         inst.flush_scheduled = True
         self._instances[ikey] = inst
         self.flush(inst)
+
+    def _own_replayed(
+        self,
+        inst: CollectiveInstance,
+        request: CollectiveRequest,
+        on_done: Callable[[Any], None],
+        arg: Any,
+        now: float,
+        mirrors: tuple[int, ...],
+        replayed: tuple[float, tuple[int, ...], list[list[float]]],
+    ) -> None:
+        """:meth:`_flush_own`'s collective answered by a memo (``replayed``: end, bytes per
+        dimension, chunk spans): the rank and its mirrors busy until the end, the rank's
+        record and work as :meth:`finish_members` makes them. ``inst`` may be the first
+        instance of the same group, type and size (what is read of it is the same)."""
+        groups = self._groups
+        assert groups is not None
+        busy = groups.busy
+        end = replayed[0]
+        busy[request.rank] = end
+        for mirror in mirrors:
+            busy[mirror] = end
+        groups.runs += 1
+        self.finish_members(inst, [(request.rank, request, on_done, arg, now)], end, replayed[1], replayed[2], None)
 
     def flush(self, inst: CollectiveInstance) -> None:
         groups = self._groups

@@ -142,6 +142,21 @@ class GroupSymmetry:
         rt = self.rt
         return (rt._symmetric or rt.symmetric_runner()).replay(entry[4], rt.queue.now)
 
+    def replay_key(self, inst: CollectiveInstance) -> int | None:
+        """The runner's key of ``inst``'s plan once :meth:`replayed` has answered for it (the
+        plan qualifies whenever its members are idle): :meth:`replay_idle` takes it."""
+        entry = self._entries.get((id(inst.layout), id(inst.chunks), inst.phase_type))
+        return None if entry is None or entry[2] is None or entry[4] < 0 else entry[4]
+
+    def replay_idle(self, key: int, members: tuple[int, ...], now: float) -> tuple[float, tuple[int, ...], list[list[float]]] | None:
+        """:meth:`replayed` for a plan of :meth:`replay_key` ``key`` issued now by every one of
+        ``members``: what :meth:`_qualified` asks anew each time (the members idle), then the
+        memo's answer."""
+        rt = self.rt
+        if not rt.members_idle(members, now, self.busy):
+            return None
+        return (rt._symmetric or rt.symmetric_runner()).replay(key, now)
+
     def _qualified(self, inst: CollectiveInstance) -> tuple[Any, Any, Any, int, int] | None:
         """(layout, chunks, the canonical layout, its representative, the runner's key of its
         plan) when ``inst``, issued by every member, may run by a representative now (module
