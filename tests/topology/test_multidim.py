@@ -14,6 +14,15 @@ def test_dimension_zero_varies_fastest():
     assert t.dim_peers(9, 1) == [1, 9, 17, 25]
 
 
+@pytest.mark.parametrize("sizes", [(7,), (4, 3), (2, 3, 4), (3, 1, 2, 2)])
+def test_first_diff_dim_is_the_first_coordinate_that_differs(sizes):
+    t = MultiDimTopology(["Ring"] * len(sizes), sizes)
+    for src in range(t.npus):
+        for dst in range(t.npus):
+            differ = [d for d, (a, b) in enumerate(zip(t.coords(src), t.coords(dst), strict=True)) if a != b]
+            assert t.first_diff_dim(src, dst) == (differ[0] if differ else -1)
+
+
 @pytest.mark.parametrize(
     ("kind", "a", "b", "hops"),
     [("Ring", 0, 1, 1), ("Ring", 0, 7, 1), ("Ring", 0, 4, 4), ("Ring", 1, 6, 3), ("Switch", 0, 5, 2), ("FullyConnected", 0, 5, 1)],

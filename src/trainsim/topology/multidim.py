@@ -41,7 +41,7 @@ class MultiDimTopology:
     the dimensions for the bottleneck; None keeps ASTRA-sim's first-dimension rule (module
     docstring)."""
 
-    __slots__ = ("kinds", "sizes", "strides", "npus", "bottleneck_rank")
+    __slots__ = ("kinds", "sizes", "strides", "npus", "bottleneck_rank", "_agree_moduli")
 
     def __init__(self, kinds: Sequence[str], sizes: Sequence[int], *, bandwidths: Sequence[float] | None = None) -> None:
         if len(kinds) != len(sizes):
@@ -56,6 +56,8 @@ class MultiDimTopology:
             strides.append(strides[-1] * size)
         self.strides = tuple(strides)
         self.npus = math.prod(self.sizes)
+        # two ranks agree on dimensions 0..d iff they are equal modulo stride[d + 1]
+        self._agree_moduli = (*self.strides[1:], self.npus)
         # per dimension, its rank as a bottleneck (higher: slower; equal bandwidths, the higher
         # dimension); None: ASTRA-sim's first-dimension rule
         self.bottleneck_rank: tuple[int, ...] | None = None
@@ -92,10 +94,13 @@ class MultiDimTopology:
 
     def first_diff_dim(self, src: int, dst: int) -> int:
         """The first dimension where ``src`` and ``dst`` differ (-1 if src == dst): the one
-        ASTRA-sim's message travels on (:meth:`send_dim` decides by the topology's rule)."""
-        for d, (stride, size) in enumerate(zip(self.strides, self.sizes, strict=True)):
-            if (src // stride) % size != (dst // stride) % size:
-                return d
+        ASTRA-sim's message travels on (:meth:`send_dim` decides by the topology's rule).
+        Ranks in ``0 .. npus - 1``; once per message on the congestion-aware path."""
+        diff = src - dst
+        if diff:
+            for d, modulus in enumerate(self._agree_moduli):
+                if diff % modulus:
+                    return d
         return -1
 
     def path(self, src: int, dst: int) -> tuple[int, ...]:
