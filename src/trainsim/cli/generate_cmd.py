@@ -237,7 +237,8 @@ def generate_command(
             run = simulate_generated(platform, workload, backend=backend, replica_slice=not every_rank, progress=display.update)
         rows = breakdown(run.result, roles_of(workload))
         flop_per_gpu = executed_flop(workload.graphs) / par.world
-        summary.update(result_document(run.result, platform.network, rows, compat_astra=platform.compat == "astra"))
+        if json_path is not None:  # (the collective table and utilization are for the document alone)
+            summary.update(result_document(run.result, platform.network, rows, compat_astra=platform.compat == "astra"))
         summary["inputs"] = {"platform": str(platform_path), "model": model, "backend": backend, "device": device, "parallelism": asdict(par)}
         summary["simulation"] = {
             **run.to_dict(),
