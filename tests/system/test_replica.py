@@ -14,6 +14,7 @@ from trainsim.system.api import simulate
 from trainsim.system.symmetry import replica
 from trainsim.system.symmetry.replica import simulate_generated, simulate_replica
 from trainsim.workload.generate import Parallelism, generate
+from trainsim.workload.graph import executed_flop
 from trainsim.workload.models import get_model
 
 
@@ -109,6 +110,8 @@ def test_slice_makes_only_the_graphs_of_the_replicas_it_runs():
     simulate_replica(w.platform(_platform((8, 2))), w)
     made = [r for r in range(par.world) if w.graphs._made[r] is not None]  # type: ignore[attr-defined]
     assert made == [r for r in range(par.world) if w.replica_of_rank[r] == 0]
+    assert w.executed_flop() == executed_flop(eager)  # from the templates, every rank, the same sum
+    assert [r for r in range(par.world) if w.graphs._made[r] is not None] == made  # type: ignore[attr-defined]
     # a graph made later is the one made in rank order up front, and it is kept
     for rank in range(par.world):
         got, want = w.graphs[rank], eager[rank]

@@ -231,12 +231,11 @@ def generate_command(
         from trainsim.report.breakdown import breakdown
         from trainsim.report.step_breakdown import roles_of
         from trainsim.system.symmetry.replica import simulate_generated
-        from trainsim.workload.graph import executed_flop
 
         with ProgressDisplay(enabled=not quiet) as display:
             run = simulate_generated(platform, workload, backend=backend, replica_slice=not every_rank, progress=display.update)
         rows = breakdown(run.result, roles_of(workload))
-        flop_per_gpu = executed_flop(workload.graphs) / par.world
+        flop_per_gpu = workload.executed_flop() / par.world
         if json_path is not None:  # (the collective table and utilization are for the document alone)
             summary.update(result_document(run.result, platform.network, rows, compat_astra=platform.compat == "astra"))
         summary["inputs"] = {"platform": str(platform_path), "model": model, "backend": backend, "device": device, "parallelism": asdict(par)}

@@ -122,11 +122,11 @@ def evaluate(document: dict[str, Any]) -> tuple[str, dict[str, Any], str | None]
             check_workload(workload)
             if document.get("compat"):
                 platform = replace(platform, compat=document["compat"])
-            makespan, ranks, events, graphs = _generated_step(platform, workload["generate"], backend)
+            makespan, ranks, events, flop = _generated_step(platform, workload["generate"], backend)
         else:
             graphs = build_workload(workload, platform.network.npus)
             result = simulate(platform, graphs, backend=backend, compat=document.get("compat"))
-            makespan, ranks, events = result.makespan_s, result.ranks, result.events
+            makespan, ranks, events, flop = result.makespan_s, result.ranks, result.events, executed_flop(graphs)
     except InfeasibleError as exc:
         return "infeasible", {}, str(exc)
     except (TrainsimError, KeyError, ValueError, TypeError, ArithmeticError) as exc:
@@ -139,14 +139,15 @@ def evaluate(document: dict[str, Any]) -> tuple[str, dict[str, Any], str | None]
         "comm_mean_s": sum(r.comm_s for r in ranks) / n,
         "exposed_comm_max_s": max((r.exposed_comm_s for r in ranks), default=0.0),
         "events": events,
-        "tflops_per_gpu": executed_flop(graphs) / max(1, len(graphs)) / makespan / 1e12 if makespan > 0 else 0.0,
+        "tflops_per_gpu": flop / n / makespan / 1e12 if makespan > 0 else 0.0,
     }
     return "ok", metrics, None
 
 
-def _generated_step(platform: Any, args: dict[str, Any], backend: str) -> tuple[float, Sequence[Any], int, Sequence[WorkloadGraph]]:
+def _generated_step(platform: Any, args: dict[str, Any], backend: str) -> tuple[float, Sequence[Any], int, float]:
     """Generate a ``generate`` workload for ``platform`` and simulate one step: (makespan s,
-    per-rank results, events, the rank graphs). The ranks of a replica slice stand for all."""
+    per-rank results, events, FLOPs executed by all ranks). The ranks of a replica slice stand
+    for all."""
     from trainsim.compute import OperatorTimer, get_device
     from trainsim.system.symmetry.replica import simulate_generated
     from trainsim.workload.generate import Parallelism, generate
@@ -162,7 +163,7 @@ def _generated_step(platform: Any, args: dict[str, Any], backend: str) -> tuple[
 
         check_offload(workload.memory, resolve_memory(platform.memory).capacity_per_npu(par.world))
     run = simulate_generated(platform, workload, backend=backend, replica_slice=not args.get("every_rank", False))
-    return run.makespan_s, run.ranks, run.events, workload.graphs
+    return run.makespan_s, run.ranks, run.events, workload.executed_flop()
 
 
 def run_batch(items: list[tuple[str, dict[str, Any], dict[str, Any]]]) -> list[dict[str, Any]]:

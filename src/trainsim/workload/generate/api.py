@@ -32,7 +32,7 @@ from trainsim.workload.generate.memory import MemoryBreakdown, stage_memory
 from trainsim.workload.generate.parallel import Parallelism
 from trainsim.workload.generate.timer import OpTimer
 from trainsim.workload.generate.transformer_gen import TransformerGenerator
-from trainsim.workload.graph import WorkloadGraph
+from trainsim.workload.graph import WorkloadGraph, executed_flop
 from trainsim.workload.models.layered import LayeredModel
 from trainsim.workload.models.transformer import TransformerSpec
 
@@ -74,6 +74,15 @@ class GeneratedWorkload:
             raise ConfigError("this workload records no group roles (a layered model: every collective spans all ranks)")
         codes = [ROLE_CODES[r] for r in roles]
         return np.flatnonzero(np.isin(self.node_roles[stage], codes))
+
+    def executed_flop(self) -> float:
+        """:func:`~trainsim.workload.graph.executed_flop` of every rank's graph, from the stage
+        templates (a rank's graph shares its FLOP array with its template) without making the
+        graphs a replica slice did not need: the same sum in the same order."""
+        graphs = self.graphs
+        if isinstance(graphs, RankGraphs):
+            return executed_flop([graphs.templates[stage].graph for stage in self.stage_of_rank])
+        return executed_flop(graphs)
 
     def write_comm_groups(self, path: str | Path) -> None:
         """Write the communicator-group JSON ASTRA-sim reads (``--comm-group-configuration``)."""
