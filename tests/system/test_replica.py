@@ -370,3 +370,19 @@ def test_zero3_and_overlapped_reduction_without_a_pipeline(tp, dp, sizes, extra)
     assert run.mode == "replica slice", run.why_every_rank
     assert run.replica_ranks < len(w.graphs)
     assert_same_run(run.result, every)
+
+
+@pytest.mark.parametrize(("pp", "zero", "overlap"), [(1, 0, False), (1, 3, False), (2, 0, False), (2, 3, False), (2, 1, True), (1, 1, True)])
+def test_the_search_asks_the_slices_own_refusal(pp, zero, overlap):
+    from trainsim.optimize.strategy.search import needs_every_rank
+
+    par = Parallelism(tp=2, pp=pp, dp=2, micro_batch=1, global_batch=4, recompute="full", zero=zero, overlap_grad_reduce=overlap)
+    w = generate(_shrunk_1_7b(), par, OperatorTimer("A100"), network_sizes=(2 * pp, 2))
+    try:
+        replica._check(w, "congestion_unaware")
+        refused = False
+    except ConfigError:
+        refused = True
+    # the search's form, from the strategy alone (a generated step sends exactly when PP or CP > 1)
+    assert needs_every_rank(par, "NO_MEMORY_EXPANSION") == refused
+    assert refused == (pp > 1 and (zero >= 3 or overlap))

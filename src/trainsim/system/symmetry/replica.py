@@ -71,7 +71,7 @@ from trainsim.network.registry import DEFAULT_BACKEND, backend_capabilities
 from trainsim.system.api import simulate
 from trainsim.system.result import RankResult, RunResult
 from trainsim.system.symmetry.partial import has_memory_nodes, why_not_partial
-from trainsim.workload.generate import GeneratedWorkload
+from trainsim.workload.generate import GeneratedWorkload, Parallelism
 from trainsim.workload.graph import GraphBuilder, WorkloadGraph
 
 CROSS_REPLICA_ROLES = ("dp", "edp")
@@ -166,17 +166,28 @@ def _check(workload: GeneratedWorkload, backend: str) -> bool:
     par = workload.parallelism
     if par is None or not workload.node_roles or not workload.replica_of_rank:
         raise ConfigError("the workload records no parallelism or group roles; generate it with trainsim.workload.generate.generate")
-    if par.ep > 1:
-        raise ConfigError("expert parallelism exchanges tokens across replicas during the step; simulate every rank", field="ep")
     point_to_point = _has_point_to_point(workload)
+    why = strategy_refusal(par, point_to_point=point_to_point)
+    if why is not None:
+        raise ConfigError(why[0], field=why[1])
+    return point_to_point
+
+
+def strategy_refusal(par: Parallelism, *, point_to_point: bool) -> tuple[str, str] | None:
+    """Why the slice cannot reproduce a step of strategy ``par`` whatever the platform (the
+    message and the strategy's field), or None; ``point_to_point``: whether its graphs send
+    and receive (pipeline stages, context parallelism). The strategy search asks it before
+    generating (``optimize/strategy/search.py``, ``needs_every_rank``)."""
+    if par.ep > 1:
+        return "expert parallelism exchanges tokens across replicas during the step; simulate every rank", "ep"
     if (par.zero >= 3 or par.overlap_grad_reduce) and point_to_point:
         what = "ZeRO-3/FSDP gathers weights" if par.zero >= 3 else "overlapped gradient reductions run"
-        raise ConfigError(
+        return (
             f"{what} across replicas during the step, while pipeline or context-parallel sends hold the "
             "ranks' ports, which the other replicas' ranks would not see; simulate every rank",
-            field="zero" if par.zero >= 3 else "overlap_grad_reduce",
+            "zero" if par.zero >= 3 else "overlap_grad_reduce",
         )
-    return point_to_point
+    return None
 
 
 def _has_point_to_point(workload: GeneratedWorkload) -> bool:
