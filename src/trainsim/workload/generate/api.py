@@ -4,9 +4,9 @@ per-rank memory of one training step (DESIGN.md, workload layer: generators).
 One template graph is built per pipeline stage and specialized per rank (communicator-group
 ids, pipeline peers, network dimensions) when that rank's graph is first asked for
 (:class:`RankGraphs`), so ranks share their arrays, 1024+ ranks generate in about the time of
-one stage per distinct stage, and a run that simulates a few ranks for all makes only theirs. With a timer, COMP nodes carry durations
-(seconds) and the memory of every stage is checked against ``timer.memory_capacity``
-(:class:`InfeasibleError` when a rank does not fit).
+one stage per distinct stage, and a run that simulates a few ranks for all makes only theirs.
+With a timer, COMP nodes carry durations (seconds) and the memory of every stage is checked
+against ``timer.memory_capacity`` (:class:`InfeasibleError` when a rank does not fit).
 """
 
 from __future__ import annotations
