@@ -28,7 +28,7 @@ whether every rank's finish and exposed communication are equal to ``before``'s 
 ASTRA-sim's lines with ``--astra``), and the load average. Compatibility mode (ASTRA-sim's
 files), congestion-unaware backend.
 
-    PYTHONPATH=src python bench/equivalence_files.py [CASE ...] [--dir DIR] [--astra] [--no-before]
+    PYTHONPATH=src python bench/equivalence_files.py [CASE ... | small] [--dir DIR] [--astra] [--no-before]
 """
 
 from __future__ import annotations
@@ -170,11 +170,12 @@ def run_astra(folder: Path) -> tuple[float, float, list[tuple[int, int]]]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("cases", nargs="*", default=list(CASES), help=f"of {', '.join(CASES)}")
+    ap.add_argument("cases", nargs="*", default=list(CASES), help=f"of {', '.join(CASES)}; 'small' for every small-* case")
     ap.add_argument("--dir", type=Path, default=None, help="where the inputs are (or are generated); default: a temporary folder")
     ap.add_argument("--astra", action="store_true", help="also run ASTRA-sim's binary on the same files")
     ap.add_argument("--no-before", action="store_true", help="skip the run without folding")
     args = ap.parse_args()
+    args.cases = [c for case in args.cases for c in (SMALL if case == "small" else [case])]
     unknown = [c for c in args.cases if c not in CASES]
     if unknown:
         ap.error(f"unknown case {unknown[0]!r}; expected one of {', '.join(CASES)}")
