@@ -243,14 +243,15 @@ def _check_even(workload: GeneratedWorkload, run: RunResult, cross: set[str], co
     replicas no longer follow the timelines of the ones that ran. A
     collective run by a group-symmetric representative ends at one time on every member; one
     run rank by rank leaves a record per member, the other replicas' included. ``cross``: the
-    cross-replica collectives' groups."""
-    ends: dict[tuple[str, int, int], tuple[int, float]] = {}  # (group, k, repeated rank) -> (rank, end ns)
-    count: dict[tuple[int, str], int] = {}
+    cross-replica collectives' groups. Records are paired by their node (a mirror's record
+    carries its representative's node id, and a node issues once): a mirror has no record of
+    the collectives a memo answered for its representative, so counting records would pair a
+    mirror's k-th collective with another one of its counterpart's."""
+    ends: dict[tuple[str, int, int], tuple[int, float]] = {}  # (group, node id, repeated rank) -> (rank, end ns)
     for rec in run.collectives:
         if rec.group not in cross:
             continue
-        k = count[(rec.rank, rec.group)] = count.get((rec.rank, rec.group), -1) + 1
-        first = ends.setdefault((rec.group, k, counterpart[rec.rank]), (rec.rank, rec.end_ns))
+        first = ends.setdefault((rec.group, rec.node_id, counterpart[rec.rank]), (rec.rank, rec.end_ns))
         if rec.end_ns != first[1]:
             g = workload.graphs[rec.rank]
             p = int(g.positions_of_ids(np.array([rec.node_id], dtype=np.int64))[0])
