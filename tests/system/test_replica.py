@@ -166,17 +166,14 @@ def test_simulate_generated_takes_the_slice_when_it_can():
 
 def test_simulate_generated_says_why_it_ran_every_rank():
     w = generate(_shrunk_1_7b(), Parallelism(tp=1, pp=2, dp=2, zero=3, global_batch=4), OperatorTimer("A100"))
-    run = simulate_generated(_platform((4,)), w)
-    assert run.mode == "every rank" and "ZeRO-3" in run.why_every_rank
+    run = simulate_generated(_platform((4,)), w, backend="flow")
+    assert run.mode == "every rank" and "pairwise symmetry class" in run.why_every_rank
     assert len(run.ranks) == 4
-    assert run.makespan_s == simulate(w.platform(_platform((4,))), w.graphs).makespan_s
-    assert simulate_generated(_platform((4,)), w, replica_slice=False).why_every_rank == ""
+    assert run.makespan_s == simulate(w.platform(_platform((4,))), w.graphs, backend="flow").makespan_s
+    assert simulate_generated(_platform((4,)), w, backend="flow", replica_slice=False).why_every_rank == ""
 
 
 def test_slice_refuses_what_it_cannot_reproduce():
-    w = generate(_shrunk_1_7b(), Parallelism(tp=1, pp=2, dp=2, zero=3, global_batch=4), OperatorTimer("A100"))
-    with pytest.raises(ConfigError, match="ZeRO-3"):  # its gathers meet the pipeline's sends on the ports
-        simulate_replica(w.platform(_platform((4,))), w)
     w = generate(_shrunk_1_7b(), Parallelism(tp=1, pp=1, dp=4, global_batch=4), OperatorTimer("A100"))
     with pytest.raises(ConfigError, match="pairwise symmetry class"):
         simulate_replica(w.platform(_platform((4,))), w, backend="congestion_aware")
@@ -372,20 +369,36 @@ def test_zero3_and_overlapped_reduction_without_a_pipeline(tp, dp, sizes, extra)
     assert_same_run(run.result, every)
 
 
-@pytest.mark.parametrize(("pp", "zero", "overlap"), [(1, 0, False), (1, 3, False), (2, 0, False), (2, 3, False), (2, 1, True), (1, 1, True)])
-def test_the_search_asks_the_slices_own_refusal(pp, zero, overlap):
+def test_the_search_asks_the_slices_own_refusal():
     from trainsim.optimize.strategy.search import needs_every_rank
 
-    par = Parallelism(tp=2, pp=pp, dp=2, micro_batch=1, global_batch=4, recompute="full", zero=zero, overlap_grad_reduce=overlap)
-    w = generate(_shrunk_1_7b(), par, OperatorTimer("A100"), network_sizes=(2 * pp, 2))
-    try:
-        replica._check(w, "congestion_unaware")
-        refused = False
-    except ConfigError:
-        refused = True
-    # the search's form, from the strategy alone (a generated step sends exactly when PP or CP > 1)
-    assert needs_every_rank(par, "NO_MEMORY_EXPANSION") == refused
-    assert refused == (pp > 1 and (zero >= 3 or overlap))
+    for par in (Parallelism(tp=2, pp=2, dp=2, zero=3, global_batch=4), Parallelism(tp=2, pp=2, dp=2, overlap_grad_reduce=True, global_batch=4)):
+        assert replica.strategy_refusal(par) is None and not needs_every_rank(par, "NO_MEMORY_EXPANSION")
+    moe = Parallelism(tp=1, pp=1, dp=4, ep=2, global_batch=4)
+    why = replica.strategy_refusal(moe)
+    assert why is not None and why[1] == "ep" and needs_every_rank(moe, "NO_MEMORY_EXPANSION")
+
+
+# ZeRO-3 and overlapped reductions beside pipeline and context-parallel messages (a rank's
+# collectives and sends share its one communication slot; sends take no injection port)
+PIPELINED = [
+    (2, 2, 4, (4, 4), {"zero": 3, "overlap_grad_reduce": True}),
+    (4, 2, 2, (2, 8), {"zero": 3}),  # TP 4 across 2-rank nodes: 8 ranks run
+    (2, 2, 4, (8, 2), {"overlap_grad_reduce": True, "zero": 2, "sp": True}),
+    (2, 2, 2, (4, 4), {"cp": 2, "zero": 3, "sp": True}),
+    (2, 2, 2, (4, 2), {"zero": 3, "schedule": "interleaved", "virtual_stages": 2}),
+]
+
+
+@pytest.mark.parametrize(("tp", "pp", "dp", "sizes", "extra"), PIPELINED)
+def test_zero3_and_overlapped_reduction_with_a_pipeline(tp, pp, dp, sizes, extra):
+    par = Parallelism(tp=tp, pp=pp, dp=dp, micro_batch=1, global_batch=4 * dp, recompute="full", **extra)
+    w = generate(_shrunk_1_7b(), par, OperatorTimer("A100"), network_sizes=sizes)
+    platform = w.platform(_platform(sizes))
+    full = simulate(platform, w.graphs, symmetry=False)
+    sliced = simulate_replica(platform, w)
+    assert sliced.ranks_simulated < par.world
+    assert_same_run(sliced.world_result(w), full)
 
 
 def test_mirrors_records_pair_by_node_regression():

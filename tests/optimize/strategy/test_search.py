@@ -168,14 +168,20 @@ def test_sub_platform_document():
         sub_platform_document(ring, 4, "p.yaml")
 
 
-def test_strategies_needing_every_rank_are_skipped_above_the_limit(tiny_model, dgx16):
+def test_strategies_needing_every_rank_are_skipped_above_the_limit(tiny_model, dgx16, monkeypatch):
+    from trainsim.optimize.strategy import search as search_module
+
     calls = []
 
     def counting_run(items, jobs, record):
         calls.extend(params for _, params, _ in items)
         run_items(items, jobs, record)
 
-    # with a pipeline, ZeRO-3's gathers meet the stages' sends on the ports: every rank
+    # which strategies need every rank is the slice's business (tests/system/test_replica.py,
+    # test_the_search_asks_the_slices_own_refusal; a per-node tier's offload, tests/optimize/
+    # strategy/test_offload_more.py); here, the search's handling of them: say those with
+    # ZeRO-3 or overlapped reduction do (as the slice had it before it took them)
+    monkeypatch.setattr(search_module, "needs_every_rank", lambda par, mode: par.zero == 3 or par.overlap_grad_reduce)
     piped = SearchSpace(tp=(1, 2, 4), pp=(2,), micro_batch=(1, 4), recompute=("none", "full"), schedules=("1f1b",),
                         overlap=(True, False))  # fmt: skip
     result = search(
@@ -185,6 +191,12 @@ def test_strategies_needing_every_rank_are_skipped_above_the_limit(tiny_model, d
     assert len(calls) == 2 and all(p["zero"] < 3 and not p.get("overlap_grad_reduce") for p in calls)
     ranks = {id(r): i for i, r in enumerate(result.rows)}
     assert max(ranks[id(r)] for r in result.skipped) < max(ranks[id(r)] for r in result.simulated)  # ranked above the last simulated
+    monkeypatch.undo()
+    # ZeRO-3 and overlapped reduction take the replica slice, with a pipeline or without:
+    # simulated at any size
+    calls.clear()
+    result = search(_inputs(tiny_model, dgx16), space=piped, top_k=2, run=counting_run, max_every_rank=8)
+    assert not result.skipped and len(calls) == 2
     # without one the replica slice takes ZeRO-3 (tests/system/test_replica.py): simulated at any size
     calls.clear()
     result = search(

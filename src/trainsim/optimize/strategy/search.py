@@ -326,17 +326,14 @@ def search(
 def needs_every_rank(par: Parallelism, memory_mode: str) -> bool:
     """Whether simulating ``par`` on a platform whose expanded memory has ``memory_mode``
     (``MemorySpec.mode``) runs every rank: the replica slice (``system/symmetry/replica.py``)
-    refuses what its ``strategy_refusal`` names (expert parallelism; ZeRO-3/FSDP and
-    overlapped gradient reduction where pipeline or context-parallel sends hold the ranks'
-    ports: a generated step sends exactly when PP or CP > 1) and any offload to a per-node or
-    pooled tier, whose accesses of one node or pool queue together across replicas (a
-    per-NPU tier's are the rank's own)."""
+    refuses what its ``strategy_refusal`` names (expert parallelism) and any offload to a
+    per-node or pooled tier, whose accesses of one node or pool queue together across replicas
+    (a per-NPU tier's are the rank's own)."""
     from trainsim.system.symmetry.partial import SHARED_MEMORY_MODES
     from trainsim.system.symmetry.replica import strategy_refusal
 
     shared_tier = par.offloads and memory_mode in SHARED_MEMORY_MODES
-    refused = strategy_refusal(par, point_to_point=par.pp > 1 or par.cp > 1) is not None
-    return par.dp > 1 and (refused or bool(shared_tier))
+    return par.dp > 1 and (strategy_refusal(par) is not None or bool(shared_tier))
 
 
 def simulate_strategies(result: SearchResult, strategies: list[dict[str, Any]], run: RunItems, jobs: int = 1,

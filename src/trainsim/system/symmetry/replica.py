@@ -36,16 +36,14 @@ Preconditions (checked): a ``pairwise`` backend; every cross-replica collective 
 every member when it ends on the rank that member repeats (checked on the run's records,
 :func:`_check_even`); a ring shift of fewer than all replicas (above); no memory
 offload to a per-node or pooled tier (its accesses queue across replicas); no expert
-parallelism (its all-to-alls cross replicas during the step); where the step has
-point-to-point messages (pipeline stages, context parallelism), ZeRO stage below 3, no
-``overlap_grad_reduce`` and, in every graph, only compute, memory accesses (a per-NPU tier's
-optimizer states) and cross-replica collectives after the first cross-replica collective
-(a mirror's ports are set from its counterpart's only when it joins one, and a send would hold
-them in between). Without point-to-point messages a rank's only traffic is its collectives,
-one at a time on its communication slot (``system/rank.py``), so ZeRO-3's gathers and
-reduce-scatters and overlapped reductions anywhere in the step are taken; every
-replica the replica it repeats moved along the network (the same message shapes between the
-ranks that exchange messages, :func:`_check_translates`).
+parallelism (its all-to-alls cross replicas during the step); every replica the replica it
+repeats moved along the network (the same message shapes between the ranks that exchange
+messages, :func:`_check_translates`). Cross-replica collectives may come anywhere in the step
+(ZeRO-3's gathers and reduce-scatters, overlapped reductions), with or without pipeline or
+context-parallel messages: a rank's collectives and sends take its one communication slot
+one at a time (``system/rank.py``), point-to-point messages take no injection port (their
+delay is the pair's), so at each cross-replica collective a mirror's ports, set from its
+counterpart's as it joins, are what its own traffic would have left them.
 
 Reported per rank: :meth:`ReplicaResult.rank_results` the ranks of the replicas that ran;
 :meth:`ReplicaResult.world_result` is every rank's ``RunResult``, derived
@@ -153,9 +151,8 @@ class _Overall:
             self.report(now_ns, min(self.done, self.total), self.total)
 
 
-def _check(workload: GeneratedWorkload, backend: str) -> bool:
-    """Refuse what the slice cannot reproduce from the workload and backend alone; returns
-    whether the step has point-to-point messages (:func:`_has_point_to_point`)."""
+def _check(workload: GeneratedWorkload, backend: str) -> None:
+    """Refuse what the slice cannot reproduce from the workload and backend alone."""
     if backend_capabilities(backend).symmetry != PAIRWISE:
         raise ConfigError(
             f"a replica slice equals the full run only on a backend of the pairwise symmetry class "
@@ -166,34 +163,18 @@ def _check(workload: GeneratedWorkload, backend: str) -> bool:
     par = workload.parallelism
     if par is None or not workload.node_roles or not workload.replica_of_rank:
         raise ConfigError("the workload records no parallelism or group roles; generate it with trainsim.workload.generate.generate")
-    point_to_point = _has_point_to_point(workload)
-    why = strategy_refusal(par, point_to_point=point_to_point)
+    why = strategy_refusal(par)
     if why is not None:
         raise ConfigError(why[0], field=why[1])
-    return point_to_point
 
 
-def strategy_refusal(par: Parallelism, *, point_to_point: bool) -> tuple[str, str] | None:
+def strategy_refusal(par: Parallelism) -> tuple[str, str] | None:
     """Why the slice cannot reproduce a step of strategy ``par`` whatever the platform (the
-    message and the strategy's field), or None; ``point_to_point``: whether its graphs send
-    and receive (pipeline stages, context parallelism). The strategy search asks it before
+    message and the strategy's field), or None. The strategy search asks it before
     generating (``optimize/strategy/search.py``, ``needs_every_rank``)."""
     if par.ep > 1:
         return "expert parallelism exchanges tokens across replicas during the step; simulate every rank", "ep"
-    if (par.zero >= 3 or par.overlap_grad_reduce) and point_to_point:
-        what = "ZeRO-3/FSDP gathers weights" if par.zero >= 3 else "overlapped gradient reductions run"
-        return (
-            f"{what} across replicas during the step, while pipeline or context-parallel sends hold the "
-            "ranks' ports, which the other replicas' ranks would not see; simulate every rank",
-            "zero" if par.zero >= 3 else "overlap_grad_reduce",
-        )
     return None
-
-
-def _has_point_to_point(workload: GeneratedWorkload) -> bool:
-    """Whether any graph sends or receives (pipeline stages, context parallelism)."""
-    kinds = [NodeType.COMM_SEND_NODE, NodeType.COMM_RECV_NODE]
-    return any(bool(np.isin(g.types, kinds).any()) for g in _stage_graphs(workload))
 
 
 def _stage_graphs(workload: GeneratedWorkload) -> list[WorkloadGraph]:
@@ -203,35 +184,6 @@ def _stage_graphs(workload: GeneratedWorkload) -> list[WorkloadGraph]:
         if replica == 0:
             firsts.setdefault(stage, rank)
     return [workload.graphs[r] for r in firsts.values()]
-
-
-_TAIL_TYPES = np.array([NodeType.COMP_NODE, NodeType.MEM_LOAD_NODE, NodeType.MEM_STORE_NODE])
-"""What may follow a rank's first cross-replica collective besides cross-replica collectives:
-work of the rank alone (compute; the optimizer states' loads and stores, which touch the
-rank's own tier once ``partial.why_not_partial`` has refused a node's or a pool's), so a
-mirror that leaves each cross-replica collective when its counterpart does issues the next
-one when its counterpart does."""
-
-
-def _cross_positions(workload: GeneratedWorkload, stage: int, point_to_point: bool) -> np.ndarray:
-    """Positions of the cross-replica collectives of ``stage``, checked to be the tail when the
-    step has ``point_to_point`` messages (without any, a rank's only traffic is its collectives,
-    one at a time on its communication slot, ``system/rank.py``: a mirror whose ports are set
-    from its counterpart's at each cross-replica collective has them as in the full run
-    wherever in the step that collective comes)."""
-    pos = workload.role_positions(stage, *CROSS_REPLICA_ROLES)
-    if pos.size and point_to_point:
-        graph = workload.graphs[workload.stage_of_rank.index(stage)]
-        after = np.arange(int(pos[0]), len(graph))
-        other = np.setdiff1d(after, pos, assume_unique=True)
-        bad = other[~np.isin(graph.types[other], _TAIL_TYPES)]
-        if bad.size:
-            raise ConfigError(
-                f"stage {stage}: {graph.node_summary(int(bad[0]))} follows the data-parallel reduction; "
-                "a replica slice needs only compute, memory accesses of the rank's own and cross-replica collectives after it",
-                hint="simulate every rank with trainsim.system.api.simulate",
-            )
-    return pos
 
 
 def _check_even(workload: GeneratedWorkload, run: RunResult, cross: set[str], counterpart: list[int]) -> None:
@@ -370,9 +322,9 @@ def simulate_replica(
     With ``mirror``, the tensor-parallel peers of a stage's first rank run as its mirrors
     (:func:`tensor_mirrors`) when they provably behave as it. ``progress`` hears of the run:
     nodes done of all to simulate."""
-    point_to_point = _check(workload, backend)
+    _check(workload, backend)
     stages = max(workload.stage_of_rank) + 1
-    positions = [_cross_positions(workload, s, point_to_point) for s in range(stages)]
+    positions = [workload.role_positions(s, *CROSS_REPLICA_ROLES) for s in range(stages)]
     why = why_not_partial(platform, memory_traffic=has_memory_nodes(_stage_graphs(workload)))
     if why:
         raise ConfigError(why)
