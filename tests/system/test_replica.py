@@ -422,3 +422,17 @@ def test_mirrors_records_pair_by_node_regression():
     mirror = [node for rank, node in ends if rank == 31]
     assert 0 < len(mirror) < sum(1 for rank, _ in ends if rank == 15)
     assert all(ends[(31, node)] == ends[(15, node)] for node in mirror)
+
+
+def test_a_resource_sharing_endpoint_keeps_the_slice_exact():
+    # every collective then runs rank by rank (no symmetric path), so the even-ends check sees
+    # every cross-replica one; mirrors run no compute, and their collectives still end as their
+    # counterparts' do
+    from trainsim.endpoint.shared import SharedEndpointSpec
+
+    par = Parallelism(tp=2, pp=2, dp=4, micro_batch=1, global_batch=16, recompute="full", overlap_grad_reduce=True)
+    w = generate(_shrunk_1_7b(), par, OperatorTimer("A100"), network_sizes=(4, 4))
+    platform = dataclasses.replace(_platform((4, 4)), endpoint=SharedEndpointSpec())
+    run = simulate_generated(platform, w)
+    assert run.mode == "replica slice", run.why_every_rank
+    assert_same_run(run.result, simulate(w.platform(platform), w.graphs))
