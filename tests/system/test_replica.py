@@ -436,3 +436,61 @@ def test_a_resource_sharing_endpoint_keeps_the_slice_exact():
     run = simulate_generated(platform, w)
     assert run.mode == "replica slice", run.why_every_rank
     assert_same_run(run.result, simulate(w.platform(platform), w.graphs))
+
+
+def _random_step(rng):
+    """A random small generated step and platform (None when the strategy does not fit the
+    model or the network)."""
+    from trainsim.errors import TrainsimError
+
+    tp, pp, dp, cp = rng.choice([1, 2, 4]), rng.choice([1, 2, 4]), rng.choice([2, 4, 8]), rng.choice([1, 1, 2])
+    world = tp * pp * dp * cp
+    if world > 64:
+        return None
+    first = rng.choice([d for d in (2, 4, 8) if world % d == 0] or [world])
+    sizes = (first, world // first) if world > first else (world,)
+    kinds = (rng.choice(["Switch", "Ring", "FullyConnected"]), rng.choice(["Switch", "Ring"]))[: len(sizes)]
+    bws = (rng.choice([300e9, 100e9]), rng.choice([25e9, 100e9, 300e9]))[: len(sizes)]
+    extra = {"zero": rng.choice([0, 1, 2, 3]), "overlap_grad_reduce": rng.random() < 0.5, "sp": tp > 1 and rng.random() < 0.5}
+    schedule = rng.choice(["1f1b", "gpipe", "interleaved"]) if pp > 1 else "1f1b"
+    extra.update({"schedule": schedule, "virtual_stages": 2 if schedule == "interleaved" else 1})
+    mb = rng.choice([1, 2])
+    try:
+        par = Parallelism(tp=tp, pp=pp, dp=dp, cp=cp, micro_batch=mb, global_batch=mb * dp * rng.choice([2, 4]),
+                          recompute=rng.choice(["full", "selective", "none"]), **extra)  # fmt: skip
+        w = generate(_shrunk_1_7b(8), par, OperatorTimer("A100"), network_sizes=sizes, check_memory=False)
+    except TrainsimError:
+        return None
+    dims = tuple(DimSpec(k, s, b, lat) for k, s, b, lat in zip(kinds, sizes, bws, (700.0, 2000.0), strict=False))
+    return w, Platform(network=NetworkSpec(dims))
+
+
+def _slices_equal_every_rank(seeds):
+    import random
+
+    slices = 0
+    for seed in seeds:
+        step = _random_step(random.Random(seed))
+        if step is None:
+            continue
+        w, platform = step
+        run = simulate_generated(platform, w)
+        if run.mode != "replica slice":  # refused, with its reason: every rank ran
+            assert run.why_every_rank
+            continue
+        slices += 1
+        full = simulate(w.platform(platform), w.graphs)
+        assert list(run.result.ranks) == list(full.ranks), f"seed {seed}"
+    return slices
+
+
+def test_random_steps_slice_equal_every_rank():
+    """ZeRO 0-3, overlapped reduction, SP, CP, 1F1B / GPipe / interleaved, Ring / Switch /
+    FullyConnected dimensions: every slice the slice takes is every rank's run, bit for bit
+    (bench: ~10,000 such steps, none different)."""
+    assert _slices_equal_every_rank(range(60)) >= 20
+
+
+@pytest.mark.fuzz
+def test_more_random_steps_slice_equal_every_rank():
+    assert _slices_equal_every_rank(range(1000, 3000)) >= 500
