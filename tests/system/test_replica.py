@@ -375,8 +375,30 @@ def test_the_search_asks_the_slices_own_refusal():
     for par in (Parallelism(tp=2, pp=2, dp=2, zero=3, global_batch=4), Parallelism(tp=2, pp=2, dp=2, overlap_grad_reduce=True, global_batch=4)):
         assert replica.strategy_refusal(par) is None and not needs_every_rank(par, "NO_MEMORY_EXPANSION")
     moe = Parallelism(tp=1, pp=1, dp=4, ep=2, global_batch=4)
-    why = replica.strategy_refusal(moe)
-    assert why is not None and why[1] == "ep" and needs_every_rank(moe, "NO_MEMORY_EXPANSION")
+    assert replica.strategy_refusal(moe) is None and not needs_every_rank(moe, "NO_MEMORY_EXPANSION")
+    every = Parallelism(tp=1, pp=1, dp=4, ep=4, global_batch=4)  # one expert group holds every replica
+    why = replica.strategy_refusal(every)
+    assert why is not None and why[1] == "ep" and needs_every_rank(every, "NO_MEMORY_EXPANSION")
+
+
+# expert parallelism: the replicas that run hold whole expert groups (a period a multiple of EP)
+EXPERTS = [
+    (1, 1, 4, 2, (4,), {}),
+    (2, 2, 4, 2, (4, 4), {"sp": True}),
+    (1, 2, 8, 2, (4, 4), {"zero": 1}),  # uneven rings: 4 replicas run
+    (1, 2, 8, 4, (8, 2), {"overlap_grad_reduce": True}),
+]
+
+
+@pytest.mark.parametrize(("tp", "pp", "dp", "ep", "sizes", "extra"), EXPERTS)
+def test_expert_parallel_slice_runs_whole_expert_groups(tp, pp, dp, ep, sizes, extra):
+    model = dataclasses.replace(get_model("mixtral-8x7b"), layers=2, seq=256)
+    par = Parallelism(tp=tp, pp=pp, dp=dp, ep=ep, micro_batch=1, global_batch=2 * dp, recompute="full", **extra)
+    w = generate(model, par, OperatorTimer("A100"), network_sizes=sizes, check_memory=False)
+    platform = w.platform(_platform(sizes))
+    sliced = simulate_replica(platform, w)
+    assert sliced.period % ep == 0 and sliced.period < dp
+    assert_same_run(sliced.world_result(w), simulate(platform, w.graphs, symmetry=False))
 
 
 # ZeRO-3 and overlapped reductions beside pipeline and context-parallel messages (a rank's

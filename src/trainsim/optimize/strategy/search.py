@@ -326,8 +326,8 @@ def search(
 def needs_every_rank(par: Parallelism, memory_mode: str) -> bool:
     """Whether simulating ``par`` on a platform whose expanded memory has ``memory_mode``
     (``MemorySpec.mode``) runs every rank: the replica slice (``system/symmetry/replica.py``)
-    refuses what its ``strategy_refusal`` names (expert parallelism) and any offload to a
-    per-node or pooled tier, whose accesses of one node or pool queue together across replicas
+    refuses what its ``strategy_refusal`` names (expert groups that span every replica) and any
+    offload to a per-node or pooled tier, whose accesses of one node or pool queue together across replicas
     (a per-NPU tier's are the rank's own)."""
     from trainsim.system.symmetry.partial import SHARED_MEMORY_MODES
     from trainsim.system.symmetry.replica import strategy_refusal

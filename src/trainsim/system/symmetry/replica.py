@@ -35,8 +35,11 @@ replica's rank mirrors its counterpart among them (2 replicas for that ring inst
 Preconditions (checked): a ``pairwise`` backend; every cross-replica collective ending on
 every member when it ends on the rank that member repeats (checked on the run's records,
 :func:`_check_even`); a ring shift of fewer than all replicas (above); no memory
-offload to a per-node or pooled tier (its accesses queue across replicas); no expert
-parallelism (its all-to-alls cross replicas during the step); every replica the replica it
+offload to a per-node or pooled tier (its accesses queue across replicas); with expert
+parallelism, whole expert groups among the replicas that run (its all-to-alls cross
+replicas during the step: the period is a multiple of EP, so EP < DP; another replica's
+expert group is an image of one that runs, as a tensor-parallel group of mirrors is); every
+replica the replica it
 repeats moved along the network (the same message shapes between the ranks that exchange
 messages, :func:`_check_translates`). Cross-replica collectives may come anywhere in the step
 (ZeRO-3's gathers and reduce-scatters, overlapped reductions), with or without pipeline or
@@ -172,8 +175,8 @@ def strategy_refusal(par: Parallelism) -> tuple[str, str] | None:
     """Why the slice cannot reproduce a step of strategy ``par`` whatever the platform (the
     message and the strategy's field), or None. The strategy search asks it before
     generating (``optimize/strategy/search.py``, ``needs_every_rank``)."""
-    if par.ep > 1:
-        return "expert parallelism exchanges tokens across replicas during the step; simulate every rank", "ep"
+    if par.ep > 1 and par.ep == par.dp:
+        return "expert parallelism spans every data-parallel replica: no replica repeats another; simulate every rank", "ep"
     return None
 
 
@@ -292,11 +295,20 @@ def replica_period(platform: Platform, workload: GeneratedWorkload, cross: set[s
             moved[i] == members[(i + shift) % n] and costs[i] == costs[(i + shift) % n] for i in range(n)
         )
 
-    if dp == 1 or not rings:
+    # expert parallelism: an expert group spans ``ep`` consecutive replicas and exchanges tokens
+    # during the step, so the replicas that run hold whole expert groups (``p`` a multiple of
+    # ``ep``); another replica's expert group is then an image of one that runs
+    ep = workload.parallelism.ep if workload.parallelism is not None else 1
+    if dp == 1 or (not rings and ep == 1):
         return 1
-    for p in range(1, dp):
+    for p in range(ep, dp, ep):
         if dp % p == 0 and all(moves_onto_itself(members, costs, p) for members, costs in rings):
             return p
+    if not rings:
+        raise ConfigError(
+            f"expert parallelism {ep} spans all {dp} data-parallel replicas: no replica repeats another; simulate every rank",
+            field="ep",
+        )
     members, costs = next(((m, c) for m, c in rings if len(set(c)) > 1), rings[0])
     raise ConfigError(
         f"the cross-replica group {list(members)[:8]}{'...' if len(members) > 8 else ''} has ring edges of costs "
@@ -330,8 +342,12 @@ def simulate_replica(
         raise ConfigError(why)
     from trainsim.system.symmetry.replica_result import counterparts
 
-    replica0 = [r for r, replica in enumerate(workload.replica_of_rank) if replica == 0]
-    cross = {workload.graphs[r].pg_name[p] for r in replica0 for p in positions[workload.stage_of_rank[r]].tolist()}
+    # the replicas that run at least: one, or a whole expert group (``replica_period``); their
+    # cross-replica groups cover every one (an expert-data-parallel ring holds one replica of
+    # each expert group)
+    ep = workload.parallelism.ep if workload.parallelism is not None else 1
+    first = [r for r, replica in enumerate(workload.replica_of_rank) if replica < ep]
+    cross = {workload.graphs[r].pg_name[p] for r in first for p in positions[workload.stage_of_rank[r]].tolist()}
     period = replica_period(platform, workload, cross)
     counterpart = counterparts(workload, period)
     empty = GraphBuilder(source="replica-slice: other replica").build()
