@@ -369,16 +369,12 @@ def test_zero3_and_overlapped_reduction_without_a_pipeline(tp, dp, sizes, extra)
     assert_same_run(run.result, every)
 
 
-def test_the_search_asks_the_slices_own_refusal():
+def test_the_search_expects_the_slice_for_every_strategy_of_the_generator():
     from trainsim.optimize.strategy.search import needs_every_rank
 
-    for par in (Parallelism(tp=2, pp=2, dp=2, zero=3, global_batch=4), Parallelism(tp=2, pp=2, dp=2, overlap_grad_reduce=True, global_batch=4)):
-        assert replica.strategy_refusal(par) is None and not needs_every_rank(par, "NO_MEMORY_EXPANSION")
-    moe = Parallelism(tp=1, pp=1, dp=4, ep=2, global_batch=4)
-    assert replica.strategy_refusal(moe) is None and not needs_every_rank(moe, "NO_MEMORY_EXPANSION")
-    every = Parallelism(tp=1, pp=1, dp=4, ep=4, global_batch=4)  # one expert group holds every replica
-    why = replica.strategy_refusal(every)
-    assert why is not None and why[1] == "ep" and needs_every_rank(every, "NO_MEMORY_EXPANSION")
+    for par in (Parallelism(tp=2, pp=2, dp=2, zero=3, global_batch=4), Parallelism(tp=2, pp=2, dp=2, overlap_grad_reduce=True, global_batch=4),
+                Parallelism(tp=1, pp=1, dp=4, ep=2, global_batch=4), Parallelism(tp=1, pp=1, dp=4, ep=4, global_batch=4)):  # fmt: skip
+        assert not needs_every_rank(par, "NO_MEMORY_EXPANSION")
 
 
 # expert parallelism: the replicas that run hold whole expert groups (a period a multiple of EP)
@@ -387,6 +383,8 @@ EXPERTS = [
     (2, 2, 4, 2, (4, 4), {"sp": True}),
     (1, 2, 8, 2, (4, 4), {"zero": 1}),  # uneven rings: 4 replicas run
     (1, 2, 8, 4, (8, 2), {"overlap_grad_reduce": True}),
+    (1, 1, 4, 4, (4,), {}),  # an expert group of every replica: a cross-replica group
+    (1, 2, 4, 4, (4, 2), {"zero": 1}),
 ]
 
 
@@ -397,7 +395,7 @@ def test_expert_parallel_slice_runs_whole_expert_groups(tp, pp, dp, ep, sizes, e
     w = generate(model, par, OperatorTimer("A100"), network_sizes=sizes, check_memory=False)
     platform = w.platform(_platform(sizes))
     sliced = simulate_replica(platform, w)
-    assert sliced.period % ep == 0 and sliced.period < dp
+    assert sliced.period < dp and (ep == dp or sliced.period % ep == 0)
     assert_same_run(sliced.world_result(w), simulate(platform, w.graphs, symmetry=False))
 
 

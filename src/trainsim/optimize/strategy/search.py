@@ -326,14 +326,14 @@ def search(
 def needs_every_rank(par: Parallelism, memory_mode: str) -> bool:
     """Whether simulating ``par`` on a platform whose expanded memory has ``memory_mode``
     (``MemorySpec.mode``) runs every rank: the replica slice (``system/symmetry/replica.py``)
-    refuses what its ``strategy_refusal`` names (expert groups that span every replica) and any
-    offload to a per-node or pooled tier, whose accesses of one node or pool queue together across replicas
-    (a per-NPU tier's are the rank's own)."""
+    takes every strategy of the generator (ZeRO-3, overlapped reduction, pipelines, context and
+    expert parallelism) but refuses any offload to a per-node or pooled tier, whose accesses
+    of one node or pool queue together across replicas (a per-NPU tier's are the rank's own).
+    What the network decides besides (rings with no period short of every replica) shows only
+    when the step runs, which then runs every rank."""
     from trainsim.system.symmetry.partial import SHARED_MEMORY_MODES
-    from trainsim.system.symmetry.replica import strategy_refusal
 
-    shared_tier = par.offloads and memory_mode in SHARED_MEMORY_MODES
-    return par.dp > 1 and (strategy_refusal(par) is not None or bool(shared_tier))
+    return par.dp > 1 and bool(par.offloads) and memory_mode in SHARED_MEMORY_MODES
 
 
 def simulate_strategies(result: SearchResult, strategies: list[dict[str, Any]], run: RunItems, jobs: int = 1,

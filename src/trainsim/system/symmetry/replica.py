@@ -37,8 +37,9 @@ every member when it ends on the rank that member repeats (checked on the run's 
 :func:`_check_even`); a ring shift of fewer than all replicas (above); no memory
 offload to a per-node or pooled tier (its accesses queue across replicas); with expert
 parallelism, whole expert groups among the replicas that run (its all-to-alls cross
-replicas during the step: the period is a multiple of EP, so EP < DP; another replica's
-expert group is an image of one that runs, as a tensor-parallel group of mirrors is); every
+replicas during the step: the period is a multiple of EP when EP < DP, and another replica's
+expert group is an image of one that runs, as a tensor-parallel group of mirrors is; an
+expert group of every replica, EP = DP, is a cross-replica group the mirrors join); every
 replica the replica it
 repeats moved along the network (the same message shapes between the ranks that exchange
 messages, :func:`_check_translates`). Cross-replica collectives may come anywhere in the step
@@ -72,7 +73,7 @@ from trainsim.network.registry import DEFAULT_BACKEND, backend_capabilities
 from trainsim.system.api import simulate
 from trainsim.system.result import RankResult, RunResult
 from trainsim.system.symmetry.partial import has_memory_nodes, why_not_partial
-from trainsim.workload.generate import GeneratedWorkload, Parallelism
+from trainsim.workload.generate import GeneratedWorkload
 from trainsim.workload.graph import GraphBuilder, WorkloadGraph
 
 CROSS_REPLICA_ROLES = ("dp", "edp")
@@ -166,18 +167,6 @@ def _check(workload: GeneratedWorkload, backend: str) -> None:
     par = workload.parallelism
     if par is None or not workload.node_roles or not workload.replica_of_rank:
         raise ConfigError("the workload records no parallelism or group roles; generate it with trainsim.workload.generate.generate")
-    why = strategy_refusal(par)
-    if why is not None:
-        raise ConfigError(why[0], field=why[1])
-
-
-def strategy_refusal(par: Parallelism) -> tuple[str, str] | None:
-    """Why the slice cannot reproduce a step of strategy ``par`` whatever the platform (the
-    message and the strategy's field), or None. The strategy search asks it before
-    generating (``optimize/strategy/search.py``, ``needs_every_rank``)."""
-    if par.ep > 1 and par.ep == par.dp:
-        return "expert parallelism spans every data-parallel replica: no replica repeats another; simulate every rank", "ep"
-    return None
 
 
 def _stage_graphs(workload: GeneratedWorkload) -> list[WorkloadGraph]:
@@ -298,17 +287,14 @@ def replica_period(platform: Platform, workload: GeneratedWorkload, cross: set[s
     # expert parallelism: an expert group spans ``ep`` consecutive replicas and exchanges tokens
     # during the step, so the replicas that run hold whole expert groups (``p`` a multiple of
     # ``ep``); another replica's expert group is then an image of one that runs
+    # (an expert group of every replica is one of the rings: ``simulate_replica``)
     ep = workload.parallelism.ep if workload.parallelism is not None else 1
-    if dp == 1 or (not rings and ep == 1):
+    step = ep if ep < dp else 1
+    if dp == 1 or (not rings and step == 1):
         return 1
-    for p in range(ep, dp, ep):
+    for p in range(step, dp, step):
         if dp % p == 0 and all(moves_onto_itself(members, costs, p) for members, costs in rings):
             return p
-    if not rings:
-        raise ConfigError(
-            f"expert parallelism {ep} spans all {dp} data-parallel replicas: no replica repeats another; simulate every rank",
-            field="ep",
-        )
     members, costs = next(((m, c) for m, c in rings if len(set(c)) > 1), rings[0])
     raise ConfigError(
         f"the cross-replica group {list(members)[:8]}{'...' if len(members) > 8 else ''} has ring edges of costs "
@@ -336,7 +322,11 @@ def simulate_replica(
     nodes done of all to simulate."""
     _check(workload, backend)
     stages = max(workload.stage_of_rank) + 1
-    positions = [workload.role_positions(s, *CROSS_REPLICA_ROLES) for s in range(stages)]
+    dp = max(workload.replica_of_rank) + 1
+    ep = workload.parallelism.ep if workload.parallelism is not None else 1
+    # an expert group of every replica is a cross-replica group like the data-parallel ones
+    roles = CROSS_REPLICA_ROLES + (("ep",) if 1 < ep == dp else ())
+    positions = [workload.role_positions(s, *roles) for s in range(stages)]
     why = why_not_partial(platform, memory_traffic=has_memory_nodes(_stage_graphs(workload)))
     if why:
         raise ConfigError(why)
@@ -345,8 +335,7 @@ def simulate_replica(
     # the replicas that run at least: one, or a whole expert group (``replica_period``); their
     # cross-replica groups cover every one (an expert-data-parallel ring holds one replica of
     # each expert group)
-    ep = workload.parallelism.ep if workload.parallelism is not None else 1
-    first = [r for r, replica in enumerate(workload.replica_of_rank) if replica < ep]
+    first = [r for r, replica in enumerate(workload.replica_of_rank) if replica < (ep if ep < dp else 1)]
     cross = {workload.graphs[r].pg_name[p] for r in first for p in positions[workload.stage_of_rank[r]].tolist()}
     period = replica_period(platform, workload, cross)
     counterpart = counterparts(workload, period)
