@@ -205,8 +205,6 @@ class Engine:
         self.queue = queue
         self.network = network
         self.topology = topology
-        self._npus = topology.npus
-        self._send_dims: dict[int, int] = {}  # src x npus + dst -> topology.send_dim(src, dst)
         self.options = options
         endpoint = options.endpoint
         self._insertion_ns = endpoint.insertion_ns
@@ -268,11 +266,8 @@ class Engine:
 
     def _account(self, phase: Phase, dst: int, nbytes: int) -> None:
         d = phase.dim
-        if d < 0:  # a group's ring or a flat dimension: the topology's rule, once per rank pair
-            pair = phase.rank * self._npus + dst
-            d = self._send_dims.get(pair, -2)
-            if d == -2:
-                d = self._send_dims[pair] = self.topology.send_dim(phase.rank, dst)
+        if d < 0:  # a group's ring or a flat dimension: the topology's rule
+            d = self.topology.send_dim(phase.rank, dst)
         phase.owner.work.record.dim_bytes[d] += nbytes
 
     def send(self, phase: Phase, dst: int, nbytes: int, mirror_src: int) -> None:

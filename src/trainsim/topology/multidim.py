@@ -41,7 +41,7 @@ class MultiDimTopology:
     the dimensions for the bottleneck; None keeps ASTRA-sim's first-dimension rule (module
     docstring)."""
 
-    __slots__ = ("kinds", "sizes", "strides", "npus", "bottleneck_rank", "_agree_moduli")
+    __slots__ = ("kinds", "sizes", "strides", "npus", "bottleneck_rank", "_agree_moduli", "_send_dims")
 
     def __init__(self, kinds: Sequence[str], sizes: Sequence[int], *, bandwidths: Sequence[float] | None = None) -> None:
         if len(kinds) != len(sizes):
@@ -58,6 +58,7 @@ class MultiDimTopology:
         self.npus = math.prod(self.sizes)
         # two ranks agree on dimensions 0..d iff they are equal modulo stride[d + 1]
         self._agree_moduli = (*self.strides[1:], self.npus)
+        self._send_dims: dict[int, int] = {}  # src x npus + dst -> send_dim (asked once per message)
         # per dimension, its rank as a bottleneck (higher: slower; equal bandwidths, the higher
         # dimension); None: ASTRA-sim's first-dimension rule
         self.bottleneck_rank: tuple[int, ...] | None = None
@@ -117,14 +118,22 @@ class MultiDimTopology:
     def send_dim(self, src: int, dst: int) -> int:
         """The dimension a message from ``src`` to ``dst`` is accounted to and takes its
         injection port on (-1 if src == dst): the first differing one under ASTRA-sim's rule,
-        the bottleneck of :meth:`path` otherwise (module docstring)."""
+        the bottleneck of :meth:`path` otherwise (module docstring). Kept per rank pair
+        (collective engines and injection ports ask it for every message)."""
+        pair = src * self.npus + dst
+        known = self._send_dims.get(pair)
+        if known is not None:
+            return known
         rank = self.bottleneck_rank
         if rank is None:
-            return self.first_diff_dim(src, dst)
-        best = -1
-        for d, (stride, size) in enumerate(zip(self.strides, self.sizes, strict=True)):
-            if (src // stride) % size != (dst // stride) % size and (best < 0 or rank[d] > rank[best]):
-                best = d
+            best = self.first_diff_dim(src, dst)
+        else:
+            best = -1
+            for d, (stride, size) in enumerate(zip(self.strides, self.sizes, strict=True)):
+                if (src // stride) % size != (dst // stride) % size and (best < 0 or rank[d] > rank[best]):
+                    best = d
+        if len(self._send_dims) < 1 << 22:  # (a bound: pairs a run uses, not every pair)
+            self._send_dims[pair] = best
         return best
 
     def shape(self, src: int, dst: int) -> tuple[tuple[int, int], ...]:

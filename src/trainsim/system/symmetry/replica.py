@@ -40,9 +40,8 @@ parallelism, whole expert groups among the replicas that run (its all-to-alls cr
 replicas during the step: the period is a multiple of EP when EP < DP, and another replica's
 expert group is an image of one that runs, as a tensor-parallel group of mirrors is; an
 expert group of every replica, EP = DP, is a cross-replica group the mirrors join); every
-replica the replica it
-repeats moved along the network (the same message shapes between the ranks that exchange
-messages, :func:`_check_translates`). Cross-replica collectives may come anywhere in the step
+replica the replica it repeats moved along the network (the same message shapes between the
+ranks that exchange messages, :func:`_check_translates`). Cross-replica collectives may come anywhere in the step
 (ZeRO-3's gathers and reduce-scatters, overlapped reductions), with or without pipeline or
 context-parallel messages: a rank's collectives and sends take its one communication slot
 one at a time (``system/rank.py``), point-to-point messages take no injection port (their
@@ -178,6 +177,16 @@ def _stage_graphs(workload: GeneratedWorkload) -> list[WorkloadGraph]:
     return [workload.graphs[r] for r in firsts.values()]
 
 
+def _expert_block(workload: GeneratedWorkload) -> int:
+    """How many consecutive replicas must run together: an expert group spans ``ep`` of them
+    and exchanges tokens during the step, so when it spans fewer than every replica the ones
+    that run hold whole expert groups (another replica's group is an image of one that runs);
+    1 without expert parallelism, and when one expert group holds every replica (it is then a
+    cross-replica group, :func:`simulate_replica`)."""
+    ep = workload.parallelism.ep if workload.parallelism is not None else 1
+    return ep if ep < max(workload.replica_of_rank) + 1 else 1
+
+
 def _check_even(workload: GeneratedWorkload, run: RunResult, cross: set[str], counterpart: list[int]) -> None:
     """Refuse the slice when a rank of another replica left a cross-replica collective at a
     different time than the rank it repeats (``counterpart``): the group's messages cross the
@@ -284,12 +293,7 @@ def replica_period(platform: Platform, workload: GeneratedWorkload, cross: set[s
             moved[i] == members[(i + shift) % n] and costs[i] == costs[(i + shift) % n] for i in range(n)
         )
 
-    # expert parallelism: an expert group spans ``ep`` consecutive replicas and exchanges tokens
-    # during the step, so the replicas that run hold whole expert groups (``p`` a multiple of
-    # ``ep``); another replica's expert group is then an image of one that runs
-    # (an expert group of every replica is one of the rings: ``simulate_replica``)
-    ep = workload.parallelism.ep if workload.parallelism is not None else 1
-    step = ep if ep < dp else 1
+    step = _expert_block(workload)  # the period is a multiple of it
     if dp == 1 or (not rings and step == 1):
         return 1
     for p in range(step, dp, step):
@@ -322,20 +326,19 @@ def simulate_replica(
     nodes done of all to simulate."""
     _check(workload, backend)
     stages = max(workload.stage_of_rank) + 1
-    dp = max(workload.replica_of_rank) + 1
-    ep = workload.parallelism.ep if workload.parallelism is not None else 1
+    block = _expert_block(workload)
+    expert_groups = workload.parallelism is not None and workload.parallelism.ep > 1
     # an expert group of every replica is a cross-replica group like the data-parallel ones
-    roles = CROSS_REPLICA_ROLES + (("ep",) if 1 < ep == dp else ())
+    roles = CROSS_REPLICA_ROLES + (("ep",) if expert_groups and block == 1 else ())
     positions = [workload.role_positions(s, *roles) for s in range(stages)]
     why = why_not_partial(platform, memory_traffic=has_memory_nodes(_stage_graphs(workload)))
     if why:
         raise ConfigError(why)
     from trainsim.system.symmetry.replica_result import counterparts
 
-    # the replicas that run at least: one, or a whole expert group (``replica_period``); their
-    # cross-replica groups cover every one (an expert-data-parallel ring holds one replica of
-    # each expert group)
-    first = [r for r, replica in enumerate(workload.replica_of_rank) if replica < (ep if ep < dp else 1)]
+    # the replicas that run at least (``_expert_block``): their cross-replica groups cover
+    # every one (an expert-data-parallel ring holds one replica of each expert group)
+    first = [r for r, replica in enumerate(workload.replica_of_rank) if replica < block]
     cross = {workload.graphs[r].pg_name[p] for r in first for p in positions[workload.stage_of_rank[r]].tolist()}
     period = replica_period(platform, workload, cross)
     counterpart = counterparts(workload, period)
