@@ -275,11 +275,12 @@ def solve_perf(k: np.ndarray, w: np.ndarray, c: float, poly: Polytope, *, rtol: 
         if best_t - lower <= rtol * best_t:
             break
         add_cuts(x_lp)
-        if rounds % 10 == 0:  # polish from the best point found so far
-            x = clean(slsqp(best_x))
-            t = evaluate(k, w, c, x * scale)
-            if t < best_t and _feasible(poly, x * scale):
-                best_x, best_t = x, t
+        if rounds % 10 == 0:  # polish from the best point found so far and from the LP's
+            for start in (best_x, x_lp):
+                x = clean(slsqp(start))
+                t = evaluate(k, w, c, x * scale)
+                if t < best_t and _feasible(poly, x * scale):
+                    best_x, best_t = x, t
             add_cuts(best_x)
     b = best_x * scale
     # the row scaling: rhs_scaled = rhs / n, so dT/d rhs = marginal / n
