@@ -94,6 +94,7 @@ SMALL = [case for case in CASES if case.startswith("small-")]
 
 _CHILD = r"""
 import json, sys, time
+import trainsim.cli  # the console script's process settings (one BLAS thread), before numpy
 from trainsim.config.astra import load_astra_platform
 from trainsim.system.api import simulate
 from trainsim.workload.chakra import read_workload

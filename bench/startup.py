@@ -5,7 +5,8 @@ For each input, in one run of this script and interleaved (one repetition of eve
 then the next), ``--repeat`` fresh processes of:
 
 - the floor: ``python -c 'import numpy'`` that also reads every input file of the run (its
-  bytes: the platform or ASTRA-sim's network / system / memory files and every rank file);
+  bytes: the platform or ASTRA-sim's network / system / memory files and every rank file),
+  with one BLAS thread as the console script sets (``trainsim/cli/__init__.py``);
 - ``trainsim run`` on those files (the console script's code path, ``python -m
   trainsim.cli.main run ...``, its summary table written to /dev/null).
 
@@ -38,7 +39,10 @@ EXAMPLE = ROOT / "examples" / "ring_allreduce"
 REFERENCE = ROOT / "reference-data" / "reference-results" / "inputs"
 PY = sys.executable
 CLI = [PY, "-m", "trainsim.cli.main"]
-FLOOR = "import numpy, sys\nfor p in sys.argv[1:]:\n    open(p, 'rb').read()"
+# the console script's process setting first (trainsim/cli/__init__.py: one BLAS thread), so the
+# floor is the same kind of process
+ONE_THREAD = "import os\nos.environ.setdefault('OPENBLAS_NUM_THREADS', '1')\n"
+FLOOR = ONE_THREAD + "import numpy, sys\nfor p in sys.argv[1:]:\n    open(p, 'rb').read()"
 
 
 def rank_files(prefix: Path) -> list[Path]:
@@ -125,6 +129,7 @@ def main() -> int:
         commands = {
             "python -c pass": [PY, "-c", "pass"],
             "python -c 'import numpy'": [PY, "-c", "import numpy"],
+            "python -c 'import numpy', one BLAS thread": [PY, "-c", ONE_THREAD + "import numpy"],
             "trainsim --help": [*CLI, "--help"],
         }
         pairs = {}

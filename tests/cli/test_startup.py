@@ -179,3 +179,23 @@ def test_the_console_script_run_ends_with_every_output_written(tmp_path: Path) -
     assert "sys[7] finished" in (tmp_path / "log" / "log.log").read_text()
     missing = _console_run(str(EXAMPLE / "platform.yaml"), "--workload", str(tmp_path / "none"))
     assert missing.returncode == 2 and "rank file missing" in missing.stderr
+
+
+def _blas_threads_after_import(extra_env: dict[str, str]) -> dict[str, str]:
+    """OPENBLAS/MKL thread settings a fresh interpreter sees after importing the command line."""
+    probe = (
+        "import json, os\n"
+        "import trainsim.cli.main\n"
+        "print(json.dumps({v: os.environ.get(v) for v in ('OPENBLAS_NUM_THREADS', 'MKL_NUM_THREADS')}))\n"
+    )
+    env = {k: v for k, v in _env().items() if k not in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
+    done = subprocess.run(
+        [sys.executable, "-c", probe], env={**env, **extra_env}, capture_output=True, text=True, check=True, timeout=120
+    )
+    return json.loads(done.stdout)
+
+
+def test_the_command_line_runs_numpy_with_one_blas_thread_unless_the_user_says() -> None:
+    # one thread saves each process the pool's start-up CPU (docs/speed.md, "One BLAS thread")
+    assert _blas_threads_after_import({}) == {"OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    assert _blas_threads_after_import({"OPENBLAS_NUM_THREADS": "4"})["OPENBLAS_NUM_THREADS"] == "4"
