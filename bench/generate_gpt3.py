@@ -1,4 +1,4 @@
-"""Benchmark: generate GPT-3 175B on 1024 ranks (TP 8, PP 16, DP 8) and simulate one step.
+"""Benchmark: generate GPT-3 175B on 1024 ranks (TP 8, PP 16, DP 8; ``--dp`` for more) and simulate one step.
 
 Prints one line per phase (generation, simulation) with its wall time in seconds, then a JSON
 line. Platform: DGX A100 nodes (Switch 8 NVSwitch at 300 GB/s per GPU per direction x Switch
@@ -7,9 +7,9 @@ line. Platform: DGX A100 nodes (Switch 8 NVSwitch at 300 GB/s per GPU per direct
 The step is simulated as a replica slice by default (``trainsim.system.symmetry.replica``: data-parallel
 replica 0, 128 ranks, whose data-parallel all-reduces the other replicas' ranks join; equal to
 the full simulation bit for bit under this backend, tests/system/test_replica.py); ``--full``
-simulates all 1024 ranks. The output says which.
+simulates every rank. The output says which.
 
-    PYTHONPATH=src python bench/generate_gpt3.py [--global-batch 1536] [--micro-batch 1] [--full]
+    PYTHONPATH=src python bench/generate_gpt3.py [--global-batch 1536] [--micro-batch 1] [--dp 8] [--full]
 """
 
 from __future__ import annotations
@@ -37,18 +37,19 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--global-batch", type=int, default=1536)
     ap.add_argument("--micro-batch", type=int, default=1)
+    ap.add_argument("--dp", type=int, default=8, help="data-parallel degree (8: 1,024 ranks; 128: 16,384, the DGX's second dimension grown)")
     ap.add_argument("--full", action="store_true", help="simulate every rank instead of one data-parallel replica")
     args = ap.parse_args()
     spec = get_model("gpt3-175b")
     assert isinstance(spec, TransformerSpec)  # a zoo transformer
-    par = Parallelism(tp=8, pp=16, dp=8, micro_batch=args.micro_batch, global_batch=args.global_batch, recompute="full")
+    par = Parallelism(tp=8, pp=16, dp=args.dp, micro_batch=args.micro_batch, global_batch=args.global_batch, recompute="full")
     platform = dgx_a100(par.world)
     t0 = time.perf_counter()
     workload = generate(spec, par, OperatorTimer("A100"), network_sizes=platform.network.sizes)
     gen_s = time.perf_counter() - t0
     per_stage = workload.info["nodes_per_stage"]  # (counting graphs would make every rank's)
     nodes = sum(per_stage[stage] for stage in workload.stage_of_rank)
-    print(f"generate gpt3-175b 1024 ranks: {gen_s:.2f} s, {nodes} nodes ({workload.info['nodes_per_stage'][0]} per rank)")
+    print(f"generate gpt3-175b {par.world} ranks: {gen_s:.2f} s, {nodes} nodes ({workload.info['nodes_per_stage'][0]} per rank)")
     out: dict = {"case": "generate_gpt3", "generate_s": gen_s, "nodes": nodes, "ranks": par.world}
     platform = workload.platform(platform)
     t1 = time.perf_counter()

@@ -514,3 +514,34 @@ def test_random_steps_slice_equal_every_rank():
 @pytest.mark.fuzz
 def test_more_random_steps_slice_equal_every_rank():
     assert _slices_equal_every_rank(range(1000, 3000)) >= 500
+
+
+@pytest.mark.parametrize(
+    "kinds_sizes",
+    [(("Switch", 8), ("Switch", 16)), (("Ring", 4), ("Mesh", 3), ("FullyConnected", 2)), (("Mesh", 4), ("Ring", 6))],
+)
+@pytest.mark.parametrize("compat_astra", [True, False])
+def test_a_rename_by_one_coordinate_vector_keeps_every_pairwise_shape(kinds_sizes, compat_astra):
+    """tensor_mirrors' per-member shortcut (``_moves_by_one_vector``) never says yes where the
+    pairwise check of ``MultiDimTopology.shape`` would say no; random groups and renames,
+    translations (with and without wrap-around) among them."""
+    import numpy as np
+
+    from trainsim.topology import MultiDimTopology
+
+    kinds, sizes = zip(*kinds_sizes, strict=True)
+    topo = MultiDimTopology(list(kinds), list(sizes), **({} if compat_astra else {"bandwidths": [float(s) for s in sizes]}))
+    rng = np.random.default_rng(11)
+    said_yes = 0
+    for _ in range(400):
+        group = tuple(int(r) for r in rng.choice(topo.npus, size=int(rng.integers(2, 7)), replace=False))
+        shift = [int(rng.integers(-2, 3)) for _ in sizes]
+        if rng.random() < 0.7:  # a translation (wrapping around where it leaves the grid)
+            rename = {r: topo.rank_of([(c + s) % n for c, s, n in zip(topo.coords(r), shift, sizes, strict=True)]) for r in group}
+        else:
+            rename = {r: int(rng.integers(topo.npus)) for r in group}
+        pairwise = all(topo.shape(a, b) == topo.shape(rename[a], rename[b]) for a in group for b in group)
+        if replica._moves_by_one_vector(topo, group, rename):
+            said_yes += 1
+            assert pairwise, (group, rename)
+    assert said_yes > 20  # the shortcut is taken often enough to be tested

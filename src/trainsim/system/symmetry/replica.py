@@ -438,11 +438,19 @@ def tensor_mirrors(
     def cost(a: int, b: int) -> tuple[tuple[int, int], ...]:
         return _hop_cost(topo, a, b)
 
+    def same_shapes(group: tuple[int, ...], rename: dict[int, int]) -> bool:
+        # every two members as far apart as their renamed ones; a rename that moves every
+        # member by one coordinate vector keeps every difference (so every path and offset):
+        # checked per member, not per pair (a 128-member data-parallel group is 16,384 pairs)
+        if _moves_by_one_vector(topo, group, rename):
+            return True
+        return all(shape(a, b) == shape(rename[a], rename[b]) for a in group for b in group)
+
     mirrors: dict[int, tuple[int, ...]] = {}
     for i in range(1, width.pop()):
         rename = {rs[i]: rs[0] for rs in places.values()}
         for rs in stages.values():
-            if not _mirrors_rank(graphs[rs[i]], graphs[rs[0]], rs, rename, groups, shape, cost):
+            if not _mirrors_rank(graphs[rs[i]], graphs[rs[0]], rs, rename, groups, shape, cost, same_shapes):
                 return {}
     for rs in stages.values():
         mirrors[rs[0]] = tuple(rs[1:])
@@ -481,9 +489,12 @@ def _mirrors_rank(
     groups: dict[str, tuple[int, ...]],
     shape: Any,
     cost: Any,
+    same_shapes: Any,
 ) -> bool:
-    """Whether ``mine`` is ``rep`` renamed (:func:`tensor_mirrors`); ``cost(a, b)``: what a
-    message from ``a`` to ``b`` pays (the dimensions it crosses, with the hops in each)."""
+    """Whether ``mine`` is ``rep`` renamed (:func:`tensor_mirrors`); ``shape(a, b)``: what a
+    message from ``a`` to ``b`` looks like (the dimensions it crosses and the offset in each);
+    ``cost(a, b)``: what it pays (the dimensions, with the hops in each); ``same_shapes(group,
+    rename)``: whether every two members of ``group`` have the shape of their renamed ones."""
     for name in _SAME_COLUMNS:
         a, b = getattr(mine, name), getattr(rep, name)
         if a is not b and not np.array_equal(a, b):
@@ -515,9 +526,23 @@ def _mirrors_rank(
         renamed = tuple(rename.get(r, -1) for r in group)
         if renamed != rep_group:
             return False
-        if any(shape(a, b) != shape(rename[a], rename[b]) for a in group for b in group):
+        if not same_shapes(group, rename):
             return False
     return True
+
+
+def _moves_by_one_vector(topo: Any, group: tuple[int, ...], rename: dict[int, int]) -> bool:
+    """Whether ``rename`` moves every member of ``group`` by the same coordinate vector (exact
+    integers, no wrap-around): then the coordinate differences between any two members, and so
+    the dimensions a message between them crosses and its offset in each, are their renamed
+    ones' under every topology kind and path rule."""
+    if not group:
+        return True
+    first = group[0]
+    moved = tuple(b - a for a, b in zip(topo.coords(first), topo.coords(rename[first]), strict=True))
+    return all(
+        tuple(b - a for a, b in zip(topo.coords(m), topo.coords(rename[m]), strict=True)) == moved for m in group
+    )
 
 
 @dataclass

@@ -72,6 +72,7 @@ class RankLayout:
             self._key_mult[name] = mult
             mult *= sizes[name]
         self._key = key
+        self._spanned: dict[tuple[str, int, tuple[int, ...]], tuple[bool, ...] | None] = {}  # involved_dims, per group
         self.groups: dict[str, dict[int, tuple[int, ...]]] = {}  # role -> group index -> members
         self.group_of: dict[str, np.ndarray] = {}  # role -> per-rank group index (-1: none)
         wanted = ["tp", "dp"]
@@ -176,7 +177,10 @@ class RankLayout:
         gi = int(self.group_of[role][rank])
         if gi < 0:
             return None
-        return dims_spanned(self.groups[role][gi], network_sizes)
+        key = (role, gi, tuple(network_sizes))
+        if key not in self._spanned:  # (every member of a group asks: the same answer)
+            self._spanned[key] = dims_spanned(self.groups[role][gi], network_sizes)
+        return self._spanned[key]
 
 
 def dims_spanned(members: Sequence[int], network_sizes: Sequence[int]) -> tuple[bool, ...] | None:
