@@ -34,3 +34,23 @@ def test_hops(kind, a, b, hops):
 def test_rejects_unknown_kind():
     with pytest.raises(ValueError, match="unknown topology kind"):
         MultiDimTopology(["Torus"], [4])
+
+
+@pytest.mark.parametrize(
+    "kinds_sizes",
+    [(("Switch", 8), ("Switch", 16)), (("Ring", 4), ("Mesh", 3), ("FullyConnected", 2)), (("Mesh", 4), ("Ring", 6), ("Switch", 2))],
+)
+@pytest.mark.parametrize("astra_rule", [True, False])
+def test_shape_classes_are_equal_exactly_when_shapes_are(kinds_sizes, astra_rule):
+    import numpy as np
+
+    kinds, sizes = zip(*kinds_sizes, strict=True)
+    topo = MultiDimTopology(list(kinds), list(sizes), **({} if astra_rule else {"bandwidths": [1.0 + d for d in range(len(sizes))]}))
+    rng = np.random.default_rng(5)
+    src = rng.integers(topo.npus, size=300)
+    dst = rng.integers(topo.npus, size=300)
+    classes = topo.shape_classes(src, dst)
+    shapes = [topo.shape(int(a), int(b)) for a, b in zip(src, dst, strict=True)]
+    for i in range(300):
+        for j in range(i, 300):
+            assert (shapes[i] == shapes[j]) == bool((classes[i] == classes[j]).all()), (src[i], dst[i], src[j], dst[j])

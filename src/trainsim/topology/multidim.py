@@ -151,6 +151,28 @@ class MultiDimTopology:
             out.append((d, 0 if kind == SWITCH else delta if kind == MESH else delta % self.sizes[d]))
         return tuple(out)
 
+    def shape_classes(self, src: Any, dst: Any) -> Any:
+        """:meth:`shape` of many messages at once, as a numpy int64 array with a row per
+        message (``src[i]`` to ``dst[i]``) and a column per dimension: two rows are equal
+        exactly when the two messages' shapes are (a dimension off the path holds a value no
+        offset class takes). For the symmetry proofs that compare every pair of a group."""
+        import numpy as np
+
+        src = np.asarray(src, dtype=np.int64)
+        dst = np.asarray(dst, dtype=np.int64)
+        off_path = np.iinfo(np.int64).min
+        out = np.full((len(src), len(self.sizes)), off_path, dtype=np.int64)
+        first = np.full(len(src), True)  # no differing dimension found yet (ASTRA-sim's rule)
+        for d, (kind, stride, size) in enumerate(zip(self.kinds, self.strides, self.sizes, strict=True)):
+            delta = (dst // stride) % size - (src // stride) % size
+            crosses = delta != 0
+            if self.bottleneck_rank is None:
+                crosses &= first
+                first &= delta == 0
+            cls = np.zeros_like(delta) if kind == SWITCH else delta if kind == MESH else delta % size
+            out[crosses, d] = cls[crosses]
+        return out
+
     def hops(self, dim: int, src: int, dst: int) -> int:
         """Hops between two ranks' coordinates in ``dim`` (0 if they are equal)."""
         a, b = self.coord(src, dim), self.coord(dst, dim)

@@ -36,6 +36,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from trainsim.collectives import ASYMMETRIC_KINDS, HALVING_DOUBLING, ROOTED_TYPES, LogicalLayout
 from trainsim.network.protocol import PAIRWISE
 
@@ -89,19 +91,15 @@ class GroupSymmetry:
         n = len(members)
         table: list[Shape] = []
         ok = True
+        ranks = np.asarray(members, dtype=np.int64)
         for o in range(1, n):
-            sig = None
-            for i in range(n):
-                here = topo.shape(members[i], members[(i + o) % n])
-                if sig is None:
-                    sig = here
-                elif here != sig:
-                    ok = False
-                    break
-            if not ok or sig is None:
+            # every member's message to the member o places on: one shape (compared as
+            # shape classes, a row per member, instead of n shape tuples)
+            classes = topo.shape_classes(ranks, np.roll(ranks, -o))
+            if not (classes == classes[0]).all():
                 ok = False
                 break
-            table.append(sig)
+            table.append(topo.shape(members[0], members[o]))
         if ok and halving:
             ok = all(table[o - 1] == table[n - o - 1] for o in range(1, n))
         out = tuple(table) if ok else None
