@@ -107,7 +107,8 @@ def test_slice_makes_only_the_graphs_of_the_replicas_it_runs():
     par = Parallelism(tp=2, pp=2, dp=4, micro_batch=1, global_batch=16, recompute="full")
     w = generate(_shrunk_1_7b(), par, OperatorTimer("A100"), network_sizes=(8, 2))
     eager = list(generate(_shrunk_1_7b(), par, OperatorTimer("A100"), network_sizes=(8, 2)).graphs)  # rank by rank, first thing
-    simulate_replica(w.platform(_platform((8, 2))), w)
+    run = simulate_generated(_platform((8, 2)), w)  # the slice and the world result (a sweep's path)
+    assert run.mode == "replica slice" and len(run.ranks) == par.world
     made = [r for r in range(par.world) if w.graphs._made[r] is not None]  # type: ignore[attr-defined]
     assert made == [r for r in range(par.world) if w.replica_of_rank[r] == 0]
     assert w.executed_flop() == executed_flop(eager)  # from the templates, every rank, the same sum

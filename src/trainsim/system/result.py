@@ -82,7 +82,7 @@ class RunResult:
     ranks: Sequence[RankResult]
     events: int = 0
     info: dict[str, Any] = field(default_factory=dict)
-    timelines: list[NodeTimeline] = field(default_factory=list, repr=False)
+    timelines: Sequence[NodeTimeline] = field(default_factory=list, repr=False)
     collectives: Sequence[Any] = field(default_factory=list, repr=False)  # CollectiveRecord per rank and collective
     # per rank, HBM and unit use of compute and collectives (``system.contention.RankResources``)
     # when the endpoint model shares them (docs/ace.md); None otherwise

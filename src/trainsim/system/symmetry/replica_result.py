@@ -10,7 +10,8 @@ returns it for a run of every rank:
 
 - ``ranks``: each rank's times, those of the rank it repeats;
 - ``timelines``: each rank's own graph (collectives on its own groups, its own pipeline peers)
-  with the issue and completion times of the rank it repeats (the same lists, not copies);
+  with the issue and completion times of the rank it repeats (the same lists, not copies),
+  made on access (:class:`ReplicaTimelines`);
 - ``collectives``: every rank's records (:class:`ReplicaRecords`, made on access): the
   repeated rank's, renamed.
 
@@ -56,12 +57,9 @@ def world_result(sliced: ReplicaResult, workload: GeneratedWorkload) -> RunResul
     source = [mirror_of.get(part[r], part[r]) for r in range(len(workload.graphs))]
     by_rank = {r.rank: r for r in sliced.rank_results()}
     ranks: list[RankResult] = []
-    timelines: list[NodeTimeline] = []
-    for rank, graph in enumerate(workload.graphs):
+    for rank in range(len(workload.graphs)):
         own = by_rank[part[rank]]
         ranks.append(own if own.rank == rank else replace(own, rank=rank))
-        ran = run.timelines[source[rank]]
-        timelines.append(NodeTimeline(graph, ran.start_ns, ran.end_ns))
     simulated = set(source)
     base: dict[int, list[Any]] = {r: [] for r in simulated}
     for rec in run.collectives:
@@ -72,9 +70,27 @@ def world_result(sliced: ReplicaResult, workload: GeneratedWorkload) -> RunResul
         ranks=ranks,
         events=sliced.events,
         info={**run.info, "mode": "replica slice", "ranks_simulated": sliced.ranks_simulated, "replicas_simulated": sliced.period, "world": len(ranks)},
-        timelines=timelines,
+        timelines=ReplicaTimelines(run.timelines, source, workload.graphs),
         collectives=ReplicaRecords(base, source, workload.graphs),
     )
+
+
+class ReplicaTimelines(LazySequence[NodeTimeline]):
+    """Every rank's node timeline: its own graph with the issue and completion times of the
+    rank it repeats (``source[rank]``, which ran; the same lists). Made on access, so a caller
+    that reads only the ranks' results (a sweep) never makes the other ranks' graphs."""
+
+    __slots__ = ("ran", "source", "graphs")
+
+    def __init__(self, ran: Sequence[NodeTimeline], source: list[int], graphs: Sequence[WorkloadGraph]) -> None:
+        super().__init__(len(source))
+        self.ran = ran
+        self.source = source
+        self.graphs = graphs
+
+    def item(self, index: int) -> NodeTimeline:
+        ran = self.ran[self.source[index]]
+        return NodeTimeline(self.graphs[index], ran.start_ns, ran.end_ns)
 
 
 class ReplicaRecords(LazySequence[Any]):

@@ -187,7 +187,7 @@ class RepresentativeExecutor(Executor):
             makespan_s=one.makespan_s,
             ranks=UniformRanks(one.ranks[0], npus),
             events=one.events,
-            timelines=one.timelines * npus,
+            timelines=list(one.timelines) * npus,
             collectives=UniformRecords(one.collectives, npus),
         )
 
