@@ -10,6 +10,8 @@ from trainsim.compute import OperatorTimer
 from trainsim.config.types import DimSpec, NetworkSpec, Platform
 from trainsim.errors import ConfigError
 from trainsim.network.injection import InjectionPorts
+from trainsim.report.breakdown import breakdown
+from trainsim.report.step_breakdown import roles_of
 from trainsim.system.api import simulate
 from trainsim.system.symmetry import replica
 from trainsim.system.symmetry.replica import simulate_generated, simulate_replica
@@ -68,6 +70,9 @@ def assert_same_run(got, want):
     assert [key(r) for r in records] == sorted(map(key, want.collectives))
     for a, b in zip(records, sorted(want.collectives, key=key), strict=True):
         assert (a.start_ns, a.end_ns, a.dim_bytes, a.chunk_spans) == (b.start_ns, b.end_ns, b.dim_bytes, b.chunk_spans)
+    # the breakdown (per communicator group, from the graphs), worked out on the ranks that ran
+    # when the slice says every rank repeats one (RunResult.repeats)
+    assert breakdown(got) == breakdown(want)
 
 
 CASES = [
@@ -133,6 +138,8 @@ def test_world_result_is_the_full_runs(tp, pp, dp, sizes, extra):
     assert run.mode == "replica slice" and len(res.ranks) == len(res.timelines) == tp * pp * dp
     assert all(got.graph is w.graphs[rank] for rank, got in enumerate(res.timelines))
     assert_same_run(res, full)
+    assert res.repeats is not None  # the breakdown below is worked out on the ranks that ran
+    assert breakdown(res, roles_of(w)) == breakdown(full, roles_of(w))
     assert [res.collectives[i] for i in range(len(res.collectives))] == list(res.collectives)  # by index as in order
     # the records of the ranks that ran, each with the number of ranks that repeat it, count them all
     assert sum(count for _, count in res.collectives.represented()) == len(full.collectives)

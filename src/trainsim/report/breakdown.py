@@ -98,12 +98,15 @@ def breakdown(result: RunResult, roles: Sequence[NodeRoles | None] | None = None
     """Per-rank breakdowns, ranks with identical numbers folded into one entry. ``roles``: per
     rank, what a generator knows of each node (``step_breakdown.roles_of``), for the step
     breakdown's role categories; None for a workload read from files."""
-    steps = step_breakdown(result.timelines, result.makespan_s, roles)
+    repeats = result.repeats
+    steps = step_breakdown(result.timelines, result.makespan_s, roles, repeats=repeats)
     step_from = "roles" if roles is not None and all(r is not None for r in roles) else "graph"
     classes: dict[tuple[Any, ...], RankBreakdown] = {}
     same = _SameTimeline()
-    for r, timeline, step in zip(result.ranks, result.timelines, steps, strict=True):
-        # ranks that ran the same graph at the same times have the same breakdown
+    for i, (r, step) in enumerate(zip(result.ranks, steps, strict=True)):
+        # ranks that ran the same graph at the same times have the same breakdown; a rank that
+        # repeats another has that rank's arrays and times (RunResult.repeats)
+        timeline = result.timelines[i if repeats is None else repeats[i]]
         key = (same.id(timeline), r.finish_s, tuple(step.values()))
         if key in classes:
             classes[key].ranks.append(r.rank)

@@ -138,26 +138,39 @@ def roles_of(workload: Any) -> list[NodeRoles] | None:
 
 
 def step_breakdown(
-    timelines: Sequence[NodeTimeline], step_s: float, roles: Sequence[NodeRoles | None] | None = None
+    timelines: Sequence[NodeTimeline],
+    step_s: float,
+    roles: Sequence[NodeRoles | None] | None = None,
+    *,
+    repeats: Sequence[int] | None = None,
 ) -> list[dict[str, float]]:
     """Per rank (in the order of ``timelines``), seconds per category, summing to ``step_s``;
     the same keys, in display order, for every rank. ``roles``: per rank, or None for a
     workload read from files (categories that the graph alone tells: compute, exposed
-    communication per communicator group, p2p wait, idle)."""
+    communication per communicator group, p2p wait, idle). ``repeats`` (a replica slice's
+    ``RunResult.repeats``): rank ``i``'s row is rank ``repeats[i]``'s, and only those ranks'
+    rows are worked out (every group of theirs holds the rank each member repeats, so a group's
+    issue times are found among them)."""
     with_roles = roles is not None and all(r is not None for r in roles)
-    cache = _Cache(timelines)
-    keys = [cache.own_key(i) for i in range(len(timelines))]
+    ranks = sorted(set(repeats)) if repeats is not None else range(len(timelines))
+    cache = _Cache(timelines, ranks)
+    keys: dict[int, int] = {}
+
+    def key_of(i: int) -> int:
+        if i not in keys:
+            keys[i] = cache.own_key(i)
+        return keys[i]
+
     done: dict[tuple[Any, ...], dict[str, float]] = {}
-    rows = []
-    for i, timeline in enumerate(timelines):
+    rows: dict[int, dict[str, float]] = {}
+    for i in ranks:
         rank_roles = roles[i] if with_roles and roles is not None else None
-        peers = cache.peers(i)
-        key = (keys[i], id(rank_roles), tuple(keys[q] for q in peers), cache.joined_key(i))
+        key = (key_of(i), id(rank_roles), tuple(key_of(q) for q in cache.peers(i)), cache.joined_key(i))
         row = done.get(key)
         if row is None:
-            row = done[key] = _rank(cache, i, timeline, step_s, rank_roles)
-        rows.append(row)
-    return _align(rows, with_roles)
+            row = done[key] = _rank(cache, i, timelines[i], step_s, rank_roles)
+        rows[i] = row
+    return _align([rows[i] for i in (repeats if repeats is not None else ranks)], with_roles)
 
 
 def step_mean(rows: Sequence[dict[str, float]], weights: Sequence[int] | None = None) -> dict[str, float]:
@@ -184,14 +197,15 @@ class _Cache:
     """Arrays of the timelines, converted once per list (ranks that repeat a representative
     share its lists), and each rank's sends by (destination, tag)."""
 
-    def __init__(self, timelines: Sequence[NodeTimeline]) -> None:
+    def __init__(self, timelines: Sequence[NodeTimeline], ranks: Sequence[int]) -> None:
         self.timelines = timelines
+        self.ranks = ranks  # those whose rows are worked out (and whose collectives join)
         self._arrays: dict[int, np.ndarray] = {}
         self._deps: dict[tuple[int, int, bool], tuple[np.ndarray, np.ndarray]] = {}
         self._keys: dict[tuple[Any, ...], int] = {}
         self._lists: dict[tuple[int, int, int, int], int] = {}
         self._sends: dict[int, dict[tuple[int, int], list[float]]] = {}
-        self._joined: list[list[tuple[np.ndarray, np.ndarray, int]]] | None = None
+        self._joined: dict[int, list[tuple[np.ndarray, np.ndarray, int]]] | None = None
 
     def array(self, values: Sequence[float]) -> np.ndarray:
         got = self._arrays.get(id(values))
@@ -242,13 +256,15 @@ class _Cache:
             got = memo[key] = [pos[names == name] for name in dict.fromkeys(names.tolist())]
         return got
 
-    def _member_issues(self) -> list[list[tuple[np.ndarray, np.ndarray, int]]]:
-        """Per rank, per communicator group of its collectives: (positions in issue order, when
-        the group's last member issued each, a key of those times)."""
+    def _member_issues(self) -> dict[int, list[tuple[np.ndarray, np.ndarray, int]]]:
+        """Per rank of :attr:`ranks`, per communicator group of its collectives: (positions in
+        issue order, when the group's last member among those ranks issued each, a key of those
+        times)."""
         memo: dict[tuple[int, int], list[np.ndarray]] = {}
         per_rank: list[list[tuple[str, np.ndarray]]] = []
         members: dict[str, list[np.ndarray]] = {}
-        for t in self.timelines:
+        for i in self.ranks:
+            t = self.timelines[i]
             start = self.array(t.start_ns)
             classes = self._issue_classes(t, memo)
             names = [_group(t.graph.pg_name[int(c[0])]) for c in classes]
@@ -263,7 +279,7 @@ class _Cache:
             n = min(len(x) for x in times)
             arr = np.max(np.stack([x[:n] for x in times]), axis=0) if len(times) > 1 else times[0][:n]
             last[name] = (arr, hash(arr.tobytes()))
-        return [[(c[: len(last[name][0])], *last[name]) for name, c in rank] for rank in per_rank]
+        return {i: [(c[: len(last[name][0])], *last[name]) for name, c in rank] for i, rank in zip(self.ranks, per_rank, strict=True)}
 
     def joined(self, i: int) -> list[tuple[np.ndarray, np.ndarray, int]]:
         """Rank ``i``'s collectives, per group: (positions, when their last member issued them

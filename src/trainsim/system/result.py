@@ -83,6 +83,10 @@ class RunResult:
     events: int = 0
     info: dict[str, Any] = field(default_factory=dict)
     timelines: Sequence[NodeTimeline] = field(default_factory=list, repr=False)
+    # per rank, the rank that ran for it when its timeline repeats another's times on its own
+    # graph, in a way every breakdown of it is that rank's (a replica slice's world result:
+    # ``system/symmetry/replica_result.py``); None when each rank's timeline is its own run
+    repeats: Sequence[int] | None = field(default=None, repr=False)
     collectives: Sequence[Any] = field(default_factory=list, repr=False)  # CollectiveRecord per rank and collective
     # per rank, HBM and unit use of compute and collectives (``system.contention.RankResources``)
     # when the endpoint model shares them (docs/ace.md); None otherwise

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from trainsim.enums import NodeType
 from trainsim.lazyseq import LazySequence
 from trainsim.system.result import NodeTimeline, RankResult, RunResult
 
@@ -72,7 +73,27 @@ def world_result(sliced: ReplicaResult, workload: GeneratedWorkload) -> RunResul
         info={**run.info, "mode": "replica slice", "ranks_simulated": sliced.ranks_simulated, "replicas_simulated": sliced.period, "world": len(ranks)},
         timelines=ReplicaTimelines(run.timelines, source, workload.graphs),
         collectives=ReplicaRecords(base, source, workload.graphs),
+        repeats=source if _groups_hold_what_their_members_repeat(workload, source) else None,
     )
+
+
+def _groups_hold_what_their_members_repeat(workload: GeneratedWorkload, source: list[int]) -> bool:
+    """Whether every communicator group of a rank that ran holds, for each of its members, the
+    rank that member repeats. Then that rank has the group at the member's positions (one group
+    per role), so the group's issue times are found among the ranks that ran, and each rank's
+    breakdown is the one of the rank it repeats (``RunResult.repeats``). The whole machine's
+    group ("" or "0") holds every rank."""
+    groups = {str(int(gid)): set(members) for gid, members in workload.comm_groups.items()}
+    seen: set[str] = set()
+    for rank in sorted(set(source)):
+        graph = workload.graphs[rank]
+        names = {graph.pg_name[p] for p in np.flatnonzero(graph.types == NodeType.COMM_COLL_NODE).tolist()}
+        for name in names - seen - {"", "0"}:
+            seen.add(name)
+            members = groups.get(name)
+            if members is None or any(source[m] not in members for m in members):
+                return False
+    return True
 
 
 class ReplicaTimelines(LazySequence[NodeTimeline]):
