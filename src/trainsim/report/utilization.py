@@ -10,6 +10,7 @@ bandwidth of the dimension's links. Times in seconds.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -80,7 +81,10 @@ def _carried(start: np.ndarray, end: np.ndarray, rate: np.ndarray, at: np.ndarra
 def transfers_of(result: Any, topology: MultiDimTopology) -> list[tuple[float, float, int, int]]:
     """(start ns, end ns, dim, bytes) of what every rank injected: each collective's bytes per
     dimension over the collective's interval (times the ranks that repeat it, for a replica
-    slice's records: ``collectives.weighted_records``), and every SEND over its interval."""
+    slice's records: ``collectives.weighted_records``), and every SEND over its interval (a
+    replica slice's world result, ``RunResult.repeats``: the sends of the ranks that ran, times
+    the ranks that repeat each, whose sends cross the same dimensions at the same times: the
+    slice runs only when their messages have the same shapes, ``system/symmetry/replica.py``)."""
     out: list[tuple[float, float, int, int]] = []
     for rec, count in weighted_records(result.collectives):
         for dim, nbytes in enumerate(rec.dim_bytes):
@@ -88,7 +92,11 @@ def transfers_of(result: Any, topology: MultiDimTopology) -> list[tuple[float, f
                 out.append((rec.start_ns, rec.end_ns, dim, nbytes * count))
     sends: dict[int, tuple[Any, list[int], list[int], list[int]]] = {}  # id(graph) -> (graph, positions, dsts, sizes)
     dims: dict[tuple[int, int], int] = {}  # (rank, dst) -> the dimension a message between them is accounted to (-1: none)
-    for rank, timeline in enumerate(result.timelines):
+    repeats = getattr(result, "repeats", None)
+    counts = Counter(repeats) if repeats is not None else None
+    for rank in sorted(counts) if counts is not None else range(len(result.timelines)):
+        timeline = result.timelines[rank]
+        times = counts[rank] if counts is not None else 1
         g = timeline.graph
         known = sends.get(id(g))
         if known is None or known[0] is not g:  # ranks that repeat one graph share it
@@ -100,7 +108,7 @@ def transfers_of(result: Any, topology: MultiDimTopology) -> list[tuple[float, f
             if found is None:
                 found = dims[(rank, dst)] = topology.send_dim(rank, dst) if 0 <= dst < topology.npus else -1
             if found >= 0 and end[pos] >= 0:
-                out.append((start[pos], end[pos], found, size))
+                out.append((start[pos], end[pos], found, size * times))
     return out
 
 
