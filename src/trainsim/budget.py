@@ -60,6 +60,12 @@ LIMITS: dict[str, Limit] = {
             "nodes of one rank's graph (a generator makes about 10,000 a second)",
         ),
         Limit("files", 100_000, "files", "files one command writes"),
+        Limit(
+            "trace_events",
+            5_000_000,
+            "nodes",
+            "nodes one Perfetto trace shows (about 750 B of memory each while written; a JSON trace of a GB does not load in the browser)",
+        ),
         Limit("chunks", 100_000, "chunks", "chunks one collective is cut into (preferred-dataset-splits)"),
         Limit(
             "combinations",

@@ -162,6 +162,26 @@ def test_trace_writes_a_chrome_trace(tmp_path, platform_file):
     assert len({e["pid"] for e in json.loads(expanded.read_text())["traceEvents"] if e["ph"] == "X"}) == 16
 
 
+def test_an_expanded_trace_over_the_budget_is_refused_before_the_step_runs(tmp_path, platform_file, capsys, monkeypatch):
+    from dataclasses import replace
+
+    from trainsim import budget
+    from trainsim.system.symmetry import replica
+
+    monkeypatch.setitem(budget.LIMITS, "trace_events", replace(budget.LIMITS["trace_events"], value=100))
+    ran = []
+    monkeypatch.setattr(replica, "simulate_replica", lambda *a, **k: ran.append(1))
+    path = tmp_path / "e.json"
+    assert main(["generate", *SMALL, "--platform", str(platform_file), "--trace", str(path), "--expand", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "--expand: a trace of every rank's timeline (16 ranks)" in err and "--force" in err
+    assert not ran and not path.exists()  # refused before any simulation
+    monkeypatch.undo()
+    monkeypatch.setitem(budget.LIMITS, "trace_events", replace(budget.LIMITS["trace_events"], value=100))
+    assert main(["generate", *SMALL, "--platform", str(platform_file), "--trace", str(path), "--expand", "-q", "--force"]) == 0
+    assert len({e["pid"] for e in json.loads(path.read_text())["traceEvents"] if e["ph"] == "X"}) == 16
+
+
 def test_trace_needs_a_platform(tmp_path, capsys):
     assert main(["generate", *SMALL, "--out", str(tmp_path / "w"), "--trace", str(tmp_path / "t.json")]) == 2
     assert "--trace needs a simulation" in capsys.readouterr().err

@@ -54,3 +54,22 @@ def test_trace_event_structure(tmp_path):
     path = write_trace(tmp_path / "t.json", res, expand=True)
     doc = json.loads(path.read_text())
     assert len({e["pid"] for e in doc["traceEvents"]}) == 4
+
+
+def test_a_trace_over_the_node_budget_is_refused_unless_forced(tmp_path, monkeypatch):
+    """The ``trace_events`` budget (docs/limits.md): an expanded trace counts every rank's
+    nodes, a folded one each class's once; --force lets it through."""
+    from dataclasses import replace
+
+    from trainsim import budget
+    from trainsim.budget import BudgetError
+
+    res = simulate(ring_platform(4), graphs_for(4, lambda b, r: b.add(1, T.COMP_NODE, "x", duration_s=1e-6)), compat="astra")
+    monkeypatch.setitem(budget.LIMITS, "trace_events", replace(budget.LIMITS["trace_events"], value=3))
+    assert len(trace_events(res)) > 0  # one class of four identical ranks: 1 node
+    with pytest.raises(BudgetError, match=r"--expand: a trace of every rank's timeline \(4 ranks\): estimated 4 nodes"):
+        write_trace(tmp_path / "t.json", res, expand=True)
+    assert not (tmp_path / "t.json").exists()
+    with budget.forced():
+        write_trace(tmp_path / "t.json", res, expand=True)
+    assert len({e["pid"] for e in json.loads((tmp_path / "t.json").read_text())["traceEvents"]}) == 4

@@ -228,6 +228,12 @@ def generate_command(
     rows: list[RankBreakdown] = []
     if platform is not None:
         from trainsim.cli.run_cmd import ProgressDisplay, result_document
+
+        if trace_path is not None and expand:  # refused before the step is simulated, not after
+            from trainsim.report.perfetto import check_trace_size
+
+            per_stage = workload.info["nodes_per_stage"]
+            check_trace_size(sum(per_stage[stage] for stage in workload.stage_of_rank), par.world)
         from trainsim.report.breakdown import breakdown
         from trainsim.report.step_breakdown import roles_of
         from trainsim.system.symmetry.replica import simulate_generated

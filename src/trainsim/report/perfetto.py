@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from trainsim import budget
 from trainsim.enums import NodeType
 from trainsim.system.result import NodeTimeline, RunResult
 
@@ -37,12 +38,16 @@ def _rank_classes(result: RunResult, expand: bool) -> list[tuple[list[int], Node
         return [([r.rank], t) for r, t in zip(result.ranks, result.timelines, strict=True)]
     classes: dict[tuple[Any, ...], tuple[list[int], NodeTimeline]] = {}
     by_lists: dict[tuple[int, ...], tuple[Any, ...]] = {}  # ranks derived from one share its lists
-    for r, t in zip(result.ranks, result.timelines, strict=True):
+    repeats = result.repeats  # a rank that repeats another has its arrays and times
+    for i, r in enumerate(result.ranks):
+        t = result.timelines[i if repeats is None else repeats[i]]
         lists = (id(t.graph.ids), id(t.graph.types), id(t.start_ns), id(t.end_ns))
         key = by_lists.get(lists)
         if key is None:
             key = by_lists[lists] = (t.graph.ids.tobytes(), t.graph.types.tobytes(), tuple(t.start_ns), tuple(t.end_ns))
-        classes.setdefault(key, ([], t))[0].append(r.rank)
+        if key not in classes:  # the class shows its first rank's own timeline
+            classes[key] = ([], result.timelines[i])
+        classes[key][0].append(r.rank)
     return list(classes.values())
 
 
@@ -53,6 +58,16 @@ def _chunk_spans(records: Sequence[Any], ranks: set[int]) -> dict[tuple[int, int
     of_rank = getattr(records, "of_rank", None)
     source = (rec for rank in sorted(ranks) for rec in of_rank(rank)) if of_rank is not None else records
     return {(rec.rank, rec.node_id): rec.chunk_spans for rec in source if rec.rank in ranks and getattr(rec, "chunk_spans", None)}
+
+
+def check_trace_size(nodes: int, timelines: int, *, classes: bool = False) -> None:
+    """Refuse a trace of ``nodes`` nodes over ``timelines`` timelines (one per rank, or per
+    class of identical ranks) over the ``trace_events`` budget (docs/limits.md)."""
+    if classes:
+        what, way_under = f"a trace of {timelines:,} classes of ranks", "simulate a shorter step"
+    else:
+        what, way_under = f"--expand: a trace of every rank's timeline ({timelines:,} ranks)", "leave out --expand (ranks with identical timelines shown once)"
+    budget.check("trace_events", nodes, what, way_under=way_under, field="--trace")
 
 
 def _label(ranks: Sequence[int]) -> str:
@@ -69,7 +84,12 @@ def trace_events(
 ) -> list[dict[str, Any]]:
     """The ``traceEvents`` list. ``counters`` maps a series name to (time_s, value) points."""
     events: list[dict[str, Any]] = []
+    repeats = result.repeats
+    if expand:  # counted before every rank's timeline is made (a rank that repeats another has its graph's length)
+        check_trace_size(sum(len(result.timelines[i if repeats is None else repeats[i]].graph) for i in range(len(result.ranks))), len(result.ranks))
     classes = _rank_classes(result, expand)
+    if not expand:
+        check_trace_size(sum(len(t.graph) for _, t in classes), len(classes), classes=True)
     chunks = _chunk_spans(result.collectives, {ranks[0] for ranks, _ in classes})
     for pid, (ranks, timeline) in enumerate(classes):
         events.append({"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": _label(ranks)}})
