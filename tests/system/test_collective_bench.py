@@ -70,3 +70,13 @@ def test_a_size_below_a_byte_per_rank_is_refused():
 def test_a_collective_without_bus_bandwidth_is_refused():
     with pytest.raises(ConfigError, match="no nccl-tests bandwidth"):
         collective_sweep(RING8, "barrier", [4], backend="congestion_unaware")
+
+
+def test_a_long_sweep_reports_progress():
+    """Each size's simulation tells ``progress`` (simulated ns, nodes done, nodes total) every
+    100,000 events: a large machine's rank-by-rank run shows it is alive."""
+    switches = Platform(network=NetworkSpec((DimSpec("Switch", 4, 50e9, 500.0), DimSpec("Switch", 128, 50e9, 500.0))))  # 666,625 events
+    heard: list[tuple[float, int, int]] = []
+    (point,) = collective_sweep(switches, "all_reduce", [1 << 28], backend="congestion_aware", progress=lambda *a: heard.append(a))
+    assert heard and all(total == 512 and 0 <= done <= 512 and 0 < now <= point.time_s * 1e9 for now, done, total in heard)
+    assert [now for now, _, _ in heard] == sorted(now for now, _, _ in heard)

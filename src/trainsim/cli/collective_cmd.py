@@ -75,7 +75,12 @@ def collective_command(
     byte_sizes = parse_sizes(sizes, factor)
     check_output_file(json_path, "--json")
     plat = load_platform(platform)
-    points = collective_sweep(plat, collective, byte_sizes, backend=backend, compat=compat)
+    from trainsim.cli.run_cmd import ProgressDisplay
+
+    # a bar (simulated time, elapsed) on a terminal once a size takes over a second: a large
+    # machine's rank-by-rank backends can take minutes
+    with ProgressDisplay(enabled=str(json_path) != "-") as display:
+        points = collective_sweep(plat, collective, byte_sizes, backend=backend, compat=compat, progress=display.update)
     rows = [
         {"size_bytes": p.size, "time_s": p.time_s, "algbw_gbps": p.algbw / 1e9, "busbw_gbps": p.busbw / 1e9, "algorithm": p.algorithm}
         for p in points

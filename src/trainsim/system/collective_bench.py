@@ -19,7 +19,7 @@ Sizes in bytes, times in seconds, bandwidths in B/s.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from trainsim.config.types import Platform
@@ -63,9 +63,11 @@ def collective_sweep(
     *,
     backend: str,
     compat: str | None = None,
+    progress: Callable[[float, int, int], None] | None = None,
 ) -> list[CollectivePoint]:
     """``collective`` (``all_reduce``, ``all_gather``, ...) of each of ``sizes`` on every rank
-    of ``platform``, simulated alone (module docstring)."""
+    of ``platform``, simulated alone (module docstring). ``progress(simulated_ns, nodes_done,
+    nodes_total)`` hears of each size's simulation as ``simulate`` tells it."""
     comm_type = comm_type_named(collective)
     if comm_type not in _BUS_FACTOR:
         raise ConfigError(
@@ -83,7 +85,7 @@ def collective_sweep(
                 f"size {size} B is below one byte per rank on {n} ranks; expected at least {n} B",
                 field="sizes",
             )
-        result = simulate(platform, collective_workload(n, comm_type, per_rank), backend=backend, compat=compat)
+        result = simulate(platform, collective_workload(n, comm_type, per_rank), backend=backend, compat=compat, progress=progress)
         time_s = result.makespan_s
         algbw = size / time_s if time_s > 0 else float("inf")
         records = result.collectives
