@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from trainsim.cli.collective_cmd import parse_size, parse_sizes
-from trainsim.config.types import DimSpec, NetworkSpec, Platform
+from trainsim.config.types import CollectiveImpl, DimSpec, NetworkSpec, Platform, SystemSpec
 from trainsim.enums import CommType
 from trainsim.errors import ConfigError
 from trainsim.system.api import simulate
@@ -75,7 +75,9 @@ def test_a_collective_without_bus_bandwidth_is_refused():
 def test_a_long_sweep_reports_progress():
     """Each size's simulation tells ``progress`` (simulated ns, nodes done, nodes total) every
     100,000 events: a large machine's rank-by-rank run shows it is alive."""
-    switches = Platform(network=NetworkSpec((DimSpec("Switch", 4, 50e9, 500.0), DimSpec("Switch", 128, 50e9, 500.0))))  # 666,625 events
+    direct = SystemSpec(implementations=CollectiveImpl(("direct", "direct"), ("direct", "direct"), ("direct", "direct"), ("direct", "direct")))
+    # direct sends through the switches to every member: rank by rank, over 100,000 events
+    switches = Platform(network=NetworkSpec((DimSpec("Switch", 4, 50e9, 500.0), DimSpec("Switch", 128, 50e9, 500.0))), system=direct)
     heard: list[tuple[float, int, int]] = []
     (point,) = collective_sweep(switches, "all_reduce", [1 << 28], backend="congestion_aware", progress=lambda *a: heard.append(a))
     assert heard and all(total == 512 and 0 <= done <= 512 and 0 < now <= point.time_s * 1e9 for now, done, total in heard)

@@ -29,9 +29,11 @@ or data-parallel replicas never meet (``system/symmetry``, ``system/symmetry/rep
 
 ONE_LINK: Final = "one_link"
 """Symmetry class: messages share links, but while every message of a representative rank
-crosses exactly one link (which then carries only its source's traffic), the representative's
-messages run exactly as on the full network through a private :meth:`NetworkBackend.fork`
-holding its own links; the fork must be idle when such a run starts (``carrying()`` False)."""
+crosses exactly one link (which then carries only its source's traffic), or crosses a Switch
+dimension as a star (its uplink, then the receiver's downlink; checked on the backend's
+routes) to the one peer it has there, the representative's messages run exactly as on the
+full network through a private :meth:`NetworkBackend.fork` holding its own links; the fork
+must be idle when such a run starts (``carrying()`` False)."""
 
 NO_SYMMETRY: Final = "none"
 """Symmetry class: every rank is simulated (no representative shortcut is exact)."""

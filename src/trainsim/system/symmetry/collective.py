@@ -12,8 +12,11 @@ relative positions only; the analytical one) prices the message the mirror peer 
 the representative sends crosses exactly one link: that link then carries only its source's
 messages, so the state of the mirror peer's link equals the representative's own; the
 representative's messages run through a private ``network.fork`` on its own clock and their
-arrival stands for the mirror's. A longer route (a Switch dimension: the shared downlink)
-raises :class:`NotSymmetric` and the runtime runs the collective rank by rank. (Flow: max-min
+arrival stands for the mirror's. A route through a Switch dimension (uplink, then the
+receiver's downlink) is exact while the representative sends to one peer per Switch
+dimension, so each downlink carries one sender's messages (``MemoEngine._check_switch_route``);
+a second peer there, or any other longer route, raises :class:`NotSymmetric` and the runtime
+runs the collective rank by rank. (Flow: max-min
 rates on links that share no flow are independent, so the fork's flows have the same rates,
 drain points and completion times as the representative's own flows rank by rank.) Phases and
 collectives are memoized only on backends whose compatibility-mode times are whole ns
@@ -64,7 +67,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from trainsim.collectives import LogicalLayout, Phase, PhaseSpec
-from trainsim.collectives.logical import NET
+from trainsim.collectives.logical import FLAT, NET
 from trainsim.config.types import SystemSpec
 from trainsim.engine import EventQueue
 from trainsim.network.injection import InjectionPorts
@@ -162,6 +165,7 @@ class MemoEngine(SymmetricEngine):
         self._send_tick = -1.0
         self._send_streams: dict[int, Stream] = {}  # shared resource -> stream, this tick
         self._mirror_ok: set[tuple[int, int]] = set()  # (mirror peer, destination) checked
+        self._switch_peer: dict[int, int] = {}  # Switch dimension -> the one offset sent to there
 
     # -- memoized phases ---------------------------------------------------------------------
     def _init_stream(self, stream: Stream) -> None:
@@ -279,13 +283,44 @@ class MemoEngine(SymmetricEngine):
             return
         route = links.route(rank, dst)
         if len(route) != 1:
-            raise NotSymmetric(f"rank {rank} -> {dst} crosses more than one link")
+            self._check_switch_route(rank, dst, route)
         self._check_send_tie(route[0], phase.owner)
         self._account(phase, dst, nbytes)
         dim = self.topology.send_dim(rank, dst)
         flying = self._in_flight
         flying[dim] = flying.get(dim, 0) + 1
         links.send(rank, dst, nbytes, self._link_arrive, (dim, (phase.tag, mirror_src, rank, nbytes)))
+
+    def _check_switch_route(self, rank: int, dst: int, route: Any) -> None:
+        """A message inside one Switch dimension crosses two links: the sender's uplink, which
+        carries only the sender's messages, and the receiver's downlink, which carries every
+        message to the receiver. While the representative sends to one peer per Switch
+        dimension (one offset: its mirror peer then sends it only that message's image), the
+        only messages on that downlink rank by rank are the representative's own, so its
+        private run sees the links as every rank does. A second offset on the dimension
+        (direct, halving-doubling, all-to-all, a ring the other way) would share downlinks
+        between senders, and any longer route crosses links other ranks use: refused. The
+        backend's routes are checked to be a star once per dimension (another member's
+        message to ``dst`` shares only the downlink, ``rank``'s to another member only the
+        uplink), so a backend that models the switch otherwise steps aside."""
+        topo = self.topology
+        differ = [d for d, (a, b) in enumerate(zip(topo.coords(rank), topo.coords(dst), strict=True)) if a != b]
+        if len(route) != 2 or len(differ) != 1 or topo.kinds[differ[0]] != SWITCH:
+            raise NotSymmetric(f"rank {rank} -> {dst} crosses more than one link")
+        d = differ[0]
+        offset = (topo.coord(dst, d) - topo.coord(rank, d)) % topo.sizes[d]
+        seen = self._switch_peer.get(d)
+        if seen is None:
+            third = [r for r in topo.dim_peers(rank, d) if r not in (rank, dst)]
+            if third:
+                links = self.links
+                assert links is not None
+                into, out = links.route(third[0], dst), links.route(rank, third[0])
+                if not (len(into) == len(out) == 2 and into[1] == route[1] and into[0] != route[0] and out[0] == route[0] and out[1] != route[1]):
+                    raise NotSymmetric(f"Switch dimension {d} is not routed as a star (uplink, then the receiver's downlink)")
+            self._switch_peer[d] = offset
+        elif seen != offset:
+            raise NotSymmetric(f"rank {rank} sends to two peers across Switch dimension {d}: their downlinks carry other ranks' messages too")
 
     def _check_mirror_shape(self, rank: int, dst: int, mirror_src: int) -> None:
         """The default mode's path rule (``topology/multidim.py``) prices a message by every
@@ -423,6 +458,12 @@ class SymmetricRunner:
         private_links = self.private_links
         if private_links and self.network.carrying():
             return None  # other traffic (sends, flows) still on the links: they are shared
+        if private_links and any(d.kind == FLAT for d in layout.dims):
+            # a flat ring over every rank (``oneRing``) crosses dimensions at its seams
+            # (rank 7 -> 8 on [8, 4]): its members' messages are not the representative's images
+            self._refused.add(key)
+            self.refusals.append("a flat dimension over every rank on a link-level backend")
+            return None
         hit = self._collective_memo.get(key) if self.memo else None
         if hit is not None:
             return _shifted(hit, start_ns, events=0)
