@@ -102,11 +102,10 @@ def breakdown(result: RunResult, roles: Sequence[NodeRoles | None] | None = None
     steps = step_breakdown(result.timelines, result.makespan_s, roles, repeats=repeats)
     step_from = "roles" if roles is not None and all(r is not None for r in roles) else "graph"
     classes: dict[tuple[Any, ...], RankBreakdown] = {}
-    same = _SameTimeline()
+    same = SameTimeline()
     for i, (r, step) in enumerate(zip(result.ranks, steps, strict=True)):
-        # ranks that ran the same graph at the same times have the same breakdown; a rank that
-        # repeats another has that rank's arrays and times (RunResult.repeats)
-        timeline = result.timelines[i if repeats is None else repeats[i]]
+        # ranks that ran the same graph at the same times have the same breakdown
+        timeline = result.timeline_like(i)
         key = (same.id(timeline), r.finish_s, tuple(step.values()))
         if key in classes:
             classes[key].ranks.append(r.rank)
@@ -116,9 +115,10 @@ def breakdown(result: RunResult, roles: Sequence[NodeRoles | None] | None = None
     return list(classes.values())
 
 
-class _SameTimeline:
+class SameTimeline:
     """A small id per distinct (graph structure, issue times, completion times) of a timeline,
-    its content compared once per set of lists (ranks derived from one share them)."""
+    its content compared once per set of lists (ranks derived from one share them): ranks with
+    one id break down alike and show as one class in a trace."""
 
     def __init__(self) -> None:
         self._by_lists: dict[tuple[int, int, int, int], int] = {}

@@ -17,6 +17,7 @@ from typing import Any
 
 from trainsim import budget
 from trainsim.enums import NodeType
+from trainsim.report.breakdown import SameTimeline
 from trainsim.system.result import NodeTimeline, RunResult
 
 LANES = {"compute": 1, "comm": 2, "memory": 3, "cpu": 4}
@@ -36,15 +37,10 @@ _COMM = (NodeType.COMM_COLL_NODE, NodeType.COMM_SEND_NODE, NodeType.COMM_RECV_NO
 def _rank_classes(result: RunResult, expand: bool) -> list[tuple[list[int], NodeTimeline]]:
     if expand:
         return [([r.rank], t) for r, t in zip(result.ranks, result.timelines, strict=True)]
-    classes: dict[tuple[Any, ...], tuple[list[int], NodeTimeline]] = {}
-    by_lists: dict[tuple[int, ...], tuple[Any, ...]] = {}  # ranks derived from one share its lists
-    repeats = result.repeats  # a rank that repeats another has its arrays and times
+    classes: dict[int, tuple[list[int], NodeTimeline]] = {}
+    same = SameTimeline()
     for i, r in enumerate(result.ranks):
-        t = result.timelines[i if repeats is None else repeats[i]]
-        lists = (id(t.graph.ids), id(t.graph.types), id(t.start_ns), id(t.end_ns))
-        key = by_lists.get(lists)
-        if key is None:
-            key = by_lists[lists] = (t.graph.ids.tobytes(), t.graph.types.tobytes(), tuple(t.start_ns), tuple(t.end_ns))
+        key = same.id(result.timeline_like(i))
         if key not in classes:  # the class shows its first rank's own timeline
             classes[key] = ([], result.timelines[i])
         classes[key][0].append(r.rank)
@@ -84,9 +80,8 @@ def trace_events(
 ) -> list[dict[str, Any]]:
     """The ``traceEvents`` list. ``counters`` maps a series name to (time_s, value) points."""
     events: list[dict[str, Any]] = []
-    repeats = result.repeats
-    if expand:  # counted before every rank's timeline is made (a rank that repeats another has its graph's length)
-        check_trace_size(sum(len(result.timelines[i if repeats is None else repeats[i]].graph) for i in range(len(result.ranks))), len(result.ranks))
+    if expand:  # counted before every rank's timeline is made
+        check_trace_size(sum(len(result.timeline_like(i).graph) for i in range(len(result.ranks))), len(result.ranks))
     classes = _rank_classes(result, expand)
     if not expand:
         check_trace_size(sum(len(t.graph) for _, t in classes), len(classes), classes=True)

@@ -95,6 +95,11 @@ class RunResult:
     # time, pause time per link, per-flow rates), None when it keeps none
     network_counters: dict[str, Any] | None = field(default=None, repr=False)
 
+    def timeline_like(self, rank: int) -> NodeTimeline:
+        """A timeline with rank ``rank``'s node arrays and times: its own, or that of the rank
+        it repeats (:attr:`repeats`), which is already made; for reports that need only those."""
+        return self.timelines[rank if self.repeats is None else self.repeats[rank]]
+
     def to_dataframe(self) -> Any:
         """One row per rank (pandas), for notebooks."""
         from trainsim.extras import require
