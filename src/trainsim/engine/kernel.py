@@ -41,7 +41,12 @@ def collector_paused() -> Iterator[None]:
     An event loop allocates millions of small objects that live on (records, per-node times)
     and makes almost no reference cycles, so the collector's passes over the growing heap find
     next to nothing: a fifth of a generated step's CPU time went to them. What cycles a run
-    leaves are collected after it, as usual. Nothing the simulation computes depends on it."""
+    leaves are collected after it, as usual. Nothing the simulation computes depends on it.
+
+    On the way out, what the block allocated is moved to the oldest generation (``gc.freeze``
+    then ``gc.unfreeze``: two list splices) before the collector is back on: else its first
+    young-generation pass walks every object the block made (0.3 s of a 4.7 M-event step, 7 %
+    of its run). The oldest generation is still collected when Python next runs a full pass."""
     if not gc.isenabled():
         yield
         return
@@ -49,6 +54,8 @@ def collector_paused() -> Iterator[None]:
     try:
         yield
     finally:
+        gc.freeze()
+        gc.unfreeze()
         gc.enable()
 
 
