@@ -10,7 +10,7 @@ processes, whole process from interpreter start to exit:
 - ``before``: the same with both off (``read_workload(templates=False)``,
   ``simulate(fold=False)``): every distinct file decoded, every rank run (the default
   symmetric collectives still on): today's path before this change;
-- ``astra`` (``--astra``): ASTRA-sim's congestion-unaware binary on the same files.
+- ``astra`` (``--astra``): ASTRA-sim's binary for the case's backend on the same files.
 
 The ``small-*`` cases are generated steps of 8-64 ranks (issue 18's "no input slower than
 ASTRA-sim" row), with ``fast_work_cpu_s``: the CPU time of reading and simulating inside the
@@ -26,7 +26,10 @@ ours (today's generator's durations differ from the recording's, so the files ar
 shape, not the same bytes: ``--astra`` runs ASTRA-sim on these very files), and to ``before``,
 whether every rank's finish and exposed communication are equal to ``before``'s (and to
 ASTRA-sim's lines with ``--astra``), and the load average. Compatibility mode (ASTRA-sim's
-files), congestion-unaware backend.
+files), congestion-unaware backend, except ``megatron18b-ring-aware``: issue 18's
+congestion-aware anchor (Megatron 18B on a Ring of 256, 235-256 distinct rank times), on the
+congestion-aware backend and ASTRA-sim's congestion-aware binary; no rank is folded there (the
+backend is not pairwise), so its ``fast`` is the compiled core's rank-by-rank run.
 
     PYTHONPATH=src python bench/equivalence_files.py [CASE ... | small] [--dir DIR] [--astra] [--no-before]
 """
@@ -44,7 +47,9 @@ import tempfile
 import time
 from pathlib import Path
 
-ASTRA_BIN = "/tmp/c16/astra/build/astra_analytical/build/bin/AstraSim_Analytical_Congestion_Unaware"
+ASTRA_BINS = "/tmp/c16/astra/build/astra_analytical/build/bin"
+ASTRA_BIN = {"congestion_unaware": f"{ASTRA_BINS}/AstraSim_Analytical_Congestion_Unaware",
+             "congestion_aware": f"{ASTRA_BINS}/AstraSim_Analytical_Congestion_Aware"}  # fmt: skip
 
 # name: (trainsim generate arguments, topology, sizes, GB/s, ns, ASTRA-sim's recorded wall s or
 # None, its recorded makespan ns or None): the first three are the speed anchors of
@@ -61,6 +66,12 @@ CASES = {
     "resnet50": (
         "resnet50 --dp 256 --overlap-grad-reduce --micro-batch 32 --network-dims 8,32",
         ("Ring", "Switch"), (8, 32), (200.0, 25.0), (500.0, 2000.0), 6.3, 20_986_831,
+    ),
+    # issue 18's congestion-aware anchor (real-workloads.md, megatron18b-256-ring-aware: the
+    # recorded makespan is on older files; ASTRA-sim gives 1,725,824,530 ns on today's)
+    "megatron18b-ring-aware": (
+        "megatron-18b --tp 8 --pp 4 --dp 8 --micro-batch 1 --global-batch 64 --recompute full",
+        ("Ring",), (256,), (100.0,), (500.0,), 40.9, 1_741_148_342,
     ),
     # GPT-3's full batch of 1,536 (192 micro-batches per pipeline): no ASTRA-sim time recorded
     "gpt3-1536": (
@@ -91,6 +102,7 @@ CASES = {
     ),
 }  # fmt: skip
 SMALL = [case for case in CASES if case.startswith("small-")]
+BACKEND = {"megatron18b-ring-aware": "congestion_aware"}  # else congestion_unaware
 
 _CHILD = r"""
 import json, sys, time
@@ -98,16 +110,19 @@ import trainsim.cli  # the console script's process settings (one BLAS thread), 
 from trainsim.config.astra import load_astra_platform
 from trainsim.system.api import simulate
 from trainsim.workload.chakra import read_workload
-d, fast = sys.argv[1], sys.argv[2] == "fast"
+d, fast, backend = sys.argv[1], sys.argv[2] == "fast", sys.argv[4]
 work = time.process_time()
 groups = f"{d}/w.comm_groups.json"
 plat = load_astra_platform(f"{d}/network.yml", f"{d}/system.json", f"{d}/memory.json", groups)
 graphs = read_workload(f"{d}/w", plat.network.npus, templates=fast)
-r = simulate(plat, graphs, fold=fast)
+r = simulate(plat, graphs, fold=fast, backend=backend)
 work = time.process_time() - work  # reading and simulating: the process less start-up and exit
 from trainsim.report.astra_lines import whole_ns
 ranks = [(whole_ns(x.finish_s), whole_ns(x.finish_s) - whole_ns(x.compute_s)) for x in r.ranks]  # ASTRA-sim's lines
-json.dump({"ranks": ranks, "makespan_s": r.makespan_s, "symmetry": r.info.get("symmetry"), "events": r.events, "work_cpu_s": work}, open(sys.argv[3], "w"))
+with open(sys.argv[3], "w") as out:
+    json.dump({"ranks": ranks, "makespan_s": r.makespan_s, "symmetry": r.info.get("symmetry"), "events": r.events, "work_cpu_s": work}, out)
+import os
+os._exit(0)  # as the console script ends (cli/main.py): no teardown of the run's objects
 """
 
 
@@ -141,17 +156,17 @@ def child(cmd: list[str]) -> tuple[float, float]:
     return after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, wall
 
 
-def run_trainsim(folder: Path, mode: str) -> tuple[float, float, dict]:
+def run_trainsim(folder: Path, mode: str, backend: str) -> tuple[float, float, dict]:
     out = folder / f"result.{mode}.json"
-    cpu, wall = child([sys.executable, "-c", _CHILD, str(folder), mode, str(out)])
+    cpu, wall = child([sys.executable, "-c", _CHILD, str(folder), mode, str(out), backend])
     return cpu, wall, json.loads(out.read_text())
 
 
-def run_astra(folder: Path) -> tuple[float, float, list[tuple[int, int]]]:
+def run_astra(folder: Path, backend: str, npus: int) -> tuple[float, float, list[tuple[int, int]]]:
     folder = folder.resolve()  # ASTRA-sim runs there (below): every path absolute
     log = folder / "astra.log"
     cmd = [
-        ASTRA_BIN, f"--workload-configuration={folder}/w", f"--system-configuration={folder}/system.json",
+        ASTRA_BIN[backend], f"--workload-configuration={folder}/w", f"--system-configuration={folder}/system.json",
         f"--network-configuration={folder}/network.yml", f"--remote-memory-configuration={folder}/memory.json",
         f"--comm-group-configuration={folder}/w.comm_groups.json",
     ]  # fmt: skip
@@ -159,10 +174,14 @@ def run_astra(folder: Path) -> tuple[float, float, list[tuple[int, int]]]:
     t0 = time.perf_counter()
     with open(log, "w") as stream:
         # in the inputs' folder: ASTRA-sim writes its log/ folder into the working directory
-        subprocess.run(cmd, check=True, stdout=stream, stderr=subprocess.STDOUT, cwd=folder)
+        done = subprocess.run(cmd, stdout=stream, stderr=subprocess.STDOUT, cwd=folder)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     found = re.findall(r"sys\[(\d+)\] finished, (\d+) cycles, exposed communication (\d+) cycles", log.read_text())
+    if done.returncode and len(found) < npus:
+        raise SystemExit(f"ASTRA-sim exited with {done.returncode} after {len(found)} of {npus} ranks: see {log}")
+    # its congestion-aware binary may abort in its teardown (malloc_consolidate) after every
+    # rank printed its line: the run is complete, and the time is the whole process's
     ranks = [(0, 0)] * len(found)
     for rank, finish, exposed in found:
         ranks[int(rank)] = (int(finish), int(exposed))
@@ -185,7 +204,8 @@ def main() -> None:
         folder = root / case
         write_inputs(case, folder)
         recorded, recorded_ns = CASES[case][5:]
-        cpu, wall, fast = run_trainsim(folder, "fast")
+        backend = BACKEND.get(case, "congestion_unaware")
+        cpu, wall, fast = run_trainsim(folder, "fast", backend)
         line = {"case": case, "ranks": len(fast["ranks"]), "step_s": fast["makespan_s"], "fast_cpu_s": round(cpu, 2), "fast_wall_s": round(wall, 2),
                 "fast_work_cpu_s": round(fast["work_cpu_s"], 3), "symmetry": fast["symmetry"]}
         if recorded is not None:
@@ -193,11 +213,11 @@ def main() -> None:
             line.update(x_astra_recorded_cpu=round(recorded / cpu, 1), x_astra_recorded_wall=round(recorded / wall, 1),
                         makespan_ns=max(f for f, _ in fast["ranks"]), astra_recorded_makespan_ns=recorded_ns)
         if not args.no_before:
-            bcpu, bwall, before = run_trainsim(folder, "before")
+            bcpu, bwall, before = run_trainsim(folder, "before", backend)
             line.update(before_cpu_s=round(bcpu, 2), before_wall_s=round(bwall, 2), x_before_cpu=round(bcpu / cpu, 1),
                         same_ranks_as_before=fast["ranks"] == before["ranks"])
         if args.astra:
-            acpu, awall, ranks = run_astra(folder)
+            acpu, awall, ranks = run_astra(folder, backend, len(fast["ranks"]))
             # x_astra_work: ASTRA-sim's whole process against our reading and simulating alone
             # (docs/speed.md, "Which time the ratio is taken on"; start-up is the same for every input)
             line.update(astra_cpu_s=round(acpu, 2), astra_wall_s=round(awall, 2), x_astra_cpu=round(acpu / cpu, 1),

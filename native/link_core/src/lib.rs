@@ -15,15 +15,28 @@
 //! it larger ones). Python keeps one proxy event in the kernel heap at the key of this core's
 //! earliest event; when it pops, [`lc_run`] runs the core's events that come before the
 //! kernel's next one, stopping at each delivery so that ``on_arrival`` runs in its place.
+//! Ring phases (``ring.rs``): a collective's ring phase (trainsim's ``RingPhase`` under the
+//! collective engine's ``bundle`` / ``send`` / ``recv`` / message matching) may run here too,
+//! its insertions, matches and messages as events of this heap under the same keys, so that
+//! only its start and its end cross into Python.
 //! C ABI only (no crates): loaded with ctypes.
 
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
 
 mod py;
+mod ring;
 
 const EV_ARRIVE: u8 = 0;
 const EV_FREE: u8 = 1;
+/// a ring phase's insertion is over (``on_general``): ``id`` is the ring
+const EV_GENERAL: u8 = 2;
+/// a ring phase's receive matched a message that was there first (``on_recv``)
+const EV_RECV: u8 = 3;
+/// a ring message that crosses no link is delivered (``id`` is its slot)
+const EV_LOCAL: u8 = 4;
+/// ``Msg::ring_tag`` of a message whose delivery runs Python's ``on_arrival``
+const PYTHON_MESSAGE: i64 = i64::MIN;
 
 #[derive(Clone, Copy)]
 struct Ev {
@@ -76,12 +89,18 @@ impl Ord for Key {
     }
 }
 
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy)]
 struct Msg {
     route: u32,
     hop: u32,
     /// bytes as the reference divides them (an int converts to the same double)
     nbytes: f64,
+    /// a ring phase's message: its match key (chunk tag, src, dst, bytes); else
+    /// ``ring_tag`` is [`PYTHON_MESSAGE`]
+    ring_tag: i64,
+    ring_src: u32,
+    ring_dst: u32,
+    ring_bytes: i64,
 }
 
 /// Transfer record: (start ns, end ns, link, bytes).
@@ -113,6 +132,8 @@ pub struct Core {
     state: [f64; 5],
     /// the kernel and the messages' callbacks (``py.rs``)
     host: Option<py::Host>,
+    /// ring phases, their message matching and the endpoint's prices (``ring.rs``)
+    rings: ring::Rings,
 }
 
 impl Core {
@@ -227,6 +248,7 @@ pub unsafe extern "C" fn lc_new(links: usize, bytes_per_ns: *const f64, latency_
         transfers: Vec::new(),
         state: [f64::INFINITY, 0.0, 0.0, 0.0, 0.0],
         host: None,
+        rings: ring::Rings::default(),
     };
     Box::into_raw(Box::new(core))
 }
@@ -249,8 +271,15 @@ impl Core {
         self.now = now;
         self.seq = seq;
         self.sub = 0;
-        let msg = Msg { route, hop: 0, nbytes };
-        let slot = match self.free_slots.pop() {
+        let msg = Msg { route, hop: 0, nbytes, ring_tag: PYTHON_MESSAGE, ring_src: 0, ring_dst: 0, ring_bytes: 0 };
+        let slot = self.new_message(msg);
+        self.enter_link(slot);
+        self.publish();
+        slot
+    }
+
+    fn new_message(&mut self, msg: Msg) -> u32 {
+        match self.free_slots.pop() {
             Some(s) => {
                 self.msgs[s as usize] = msg;
                 s
@@ -259,19 +288,18 @@ impl Core {
                 self.msgs.push(msg);
                 (self.msgs.len() - 1) as u32
             }
-        };
-        self.enter_link(slot);
-        self.publish();
-        slot
+        }
     }
 
     /// Run the events whose key comes before the kernel's next event ``(limit_t, limit_seq)``
-    /// (``limit_seq`` < 0: no kernel event), up to and including the first delivery. ``seq``
-    /// is a fresh number of the kernel's counter; ``woken`` on the first call after a proxy
-    /// popped (that proxy is spent). Returns the delivered message's slot, or -1 when it
-    /// stopped before the kernel's next event (or ran out of events); ``state[3]`` is the
-    /// time of the delivery. Only a call that returns -1 publishes the earliest event
-    /// (``state[0..3]``), so the caller calls again after each delivery until one does.
+    /// (``limit_seq`` < 0: no kernel event), up to and including the first delivery to
+    /// Python or the first ring phase that ends. ``seq`` is a fresh number of the kernel's
+    /// counter; ``woken`` on the first call after a proxy popped (that proxy is spent).
+    /// Returns the delivered message's slot, ``-2 - ring`` for a ring phase that ended (its
+    /// id is free again), or -1 when it stopped before the kernel's next event (or ran out of
+    /// events); ``state[3]`` is the time of the delivery or the end. Only a call that returns
+    /// -1 publishes the earliest event (``state[0..3]``), so the caller calls again after
+    /// each delivery or end until one does.
     fn run(&mut self, limit_t: f64, limit_seq: i64, seq: u64, woken: bool) -> i64 {
         if woken {
             self.proxies.pop();
@@ -286,29 +314,43 @@ impl Core {
             let ev = self.heap.pop().unwrap();
             self.now = ev.t;
             self.events += 1;
-            if ev.kind == EV_FREE {
-                let link = ev.id as usize;
-                match self.waiting[link].pop_front() {
-                    Some(slot) => self.start(link, slot),
-                    None => self.busy[link] = false,
+            match ev.kind {
+                EV_FREE => {
+                    let link = ev.id as usize;
+                    match self.waiting[link].pop_front() {
+                        Some(slot) => self.start(link, slot),
+                        None => self.busy[link] = false,
+                    }
                 }
-            } else {
-                let slot = ev.id;
-                let m = &mut self.msgs[slot as usize];
-                m.hop += 1;
-                let (route, hop) = (m.route, m.hop);
-                if hop < self.route_len(route) {
-                    self.enter_link(slot);
-                } else {
-                    self.free_slots.push(slot);
-                    self.state[3] = ev.t;
-                    delivered = slot as i64;
-                    break;
+                EV_ARRIVE => {
+                    let slot = ev.id;
+                    let m = &mut self.msgs[slot as usize];
+                    m.hop += 1;
+                    let (route, hop) = (m.route, m.hop);
+                    if hop < self.route_len(route) {
+                        self.enter_link(slot);
+                    } else if self.msgs[slot as usize].ring_tag != PYTHON_MESSAGE {
+                        self.ring_arrive(slot, true);
+                    } else {
+                        self.free_slots.push(slot);
+                        self.state[3] = ev.t;
+                        delivered = slot as i64;
+                        break;
+                    }
+                }
+                EV_LOCAL => self.ring_arrive(ev.id, false),
+                EV_RECV => self.ring_insert(ev.id),
+                _ => {
+                    if self.ring_general(ev.id) {
+                        self.state[3] = ev.t;
+                        delivered = -2 - ev.id as i64;
+                        break;
+                    }
                 }
             }
         }
         self.state[4] = self.events as f64;
-        if delivered < 0 {
+        if delivered == -1 {
             self.publish();
         }
         delivered

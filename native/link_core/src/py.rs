@@ -2,7 +2,8 @@
 //! CPython's stable ABI (no crates): the backend's ``send`` (route cache and counters
 //! included) and the proxy's wake-up are builtins bound to the core, with no Python frame and
 //! no ctypes conversion per call (ctypes costs about 2.5 us a call here); the wake-up calls
-//! each ``on_arrival`` itself. The cold calls (set-up, statistics) stay on the C ABI
+//! each ``on_arrival`` itself, and ``ring_start`` hands a ring phase to the core
+//! (``ring.rs``), whose end the wake-up reports by calling the engine back. The cold calls (set-up, statistics) stay on the C ABI
 //! through ctypes.
 
 use std::collections::HashMap;
@@ -10,6 +11,7 @@ use std::ffi::CStr;
 use std::os::raw::{c_char, c_int, c_void};
 use std::ptr::null_mut;
 
+use crate::ring::Ring;
 use crate::Core;
 
 #[repr(C)]
@@ -77,6 +79,8 @@ extern "C" {
     fn PyTuple_GetItem(o: *mut PyObject, i: isize) -> *mut PyObject;
     fn PyTuple_Size(o: *mut PyObject) -> isize;
     fn PyTuple_New(n: isize) -> *mut PyObject;
+    fn PyList_New(n: isize) -> *mut PyObject;
+    fn PyList_Append(l: *mut PyObject, o: *mut PyObject) -> c_int;
     fn PyTuple_SetItem(t: *mut PyObject, i: isize, o: *mut PyObject) -> c_int;
     fn PyIter_Next(o: *mut PyObject) -> *mut PyObject;
     fn PyObject_CallFunctionObjArgs(f: *mut PyObject, ...) -> *mut PyObject;
@@ -98,6 +102,8 @@ pub struct Host {
     routes: HashMap<(u64, u64), i64>,
     /// slot -> (on_arrival, arg), strong references while the message is on the links
     calls: Vec<(*mut PyObject, *mut PyObject)>,
+    /// ring id -> (on_end, arg), strong references while the core runs the phase
+    ring_calls: Vec<(*mut PyObject, *mut PyObject)>,
     /// messages delivered, messages sent, bytes sent
     delivered: u64,
     sent: u64,
@@ -148,7 +154,7 @@ unsafe fn core_of(o: *mut PyObject) -> *mut Core {
 pub unsafe fn release(host: &mut Option<Host>) {
     if let Some(h) = host.take() {
         live().remove(&h.id);
-        for (cb, arg) in h.calls {
+        for (cb, arg) in h.calls.into_iter().chain(h.ring_calls) {
             if !cb.is_null() {
                 Py_DecRef(cb);
                 Py_DecRef(arg);
@@ -169,6 +175,17 @@ unsafe fn next_seq(h: &Host) -> Option<u64> {
     let v = PyLong_AsUnsignedLongLong(n);
     Py_DecRef(n);
     Some(v)
+}
+
+/// The kernel's now and the next number of its counter: the key of a call from Python.
+unsafe fn now_and_seq(h: &Host) -> Option<(f64, u64)> {
+    let now_o = PyObject_GetAttrString(h.queue, c"now".as_ptr());
+    if now_o.is_null() {
+        return None;
+    }
+    let now = PyFloat_AsDouble(now_o);
+    Py_DecRef(now_o);
+    Some((now, next_seq(h)?))
 }
 
 /// Push a proxy at the core's earliest event when it asked for one.
@@ -192,8 +209,8 @@ unsafe fn arm(c: &Core, h: &Host) -> bool {
 }
 
 /// ``attach(core, queue, heappush, route_of)``: the kernel this core runs on and the graph's
-/// routes; returns ``(wake, send)``: the proxy's callable and the backend's ``send(src, dst,
-/// nbytes, on_arrival, arg=None)``, both bound to this core.
+/// routes; returns ``(wake, send, ring_start)``: the proxy's callable, the backend's
+/// ``send(src, dst, nbytes, on_arrival, arg=None)`` and [`ring_start`], all bound to this core.
 unsafe extern "C" fn attach(_m: *mut PyObject, args: *const *mut PyObject, n: isize) -> *mut PyObject {
     if n != 4 {
         return wrong_arguments(c"attach(core, queue, heappush, route_of) takes 4 arguments");
@@ -210,8 +227,9 @@ unsafe extern "C" fn attach(_m: *mut PyObject, args: *const *mut PyObject, n: is
     let id_o = PyLong_FromUnsignedLongLong(id);
     let wake = PyCFunction_NewEx(std::ptr::addr_of!(WAKE), id_o, null_mut());
     let send = PyCFunction_NewEx(std::ptr::addr_of!(SEND), id_o, null_mut());
+    let ring = PyCFunction_NewEx(std::ptr::addr_of!(RING_START), id_o, null_mut());
     Py_DecRef(id_o);
-    if wake.is_null() || send.is_null() {
+    if wake.is_null() || send.is_null() || ring.is_null() {
         return null_mut();
     }
     NEXT_ID += 1;
@@ -232,14 +250,16 @@ unsafe extern "C" fn attach(_m: *mut PyObject, args: *const *mut PyObject, n: is
         schedule,
         routes: HashMap::new(),
         calls: Vec::new(),
+        ring_calls: Vec::new(),
         delivered: 0,
         sent: 0,
         bytes_sent: 0.0,
         counted: 0,
     });
-    let out = PyTuple_New(2);
+    let out = PyTuple_New(3);
     PyTuple_SetItem(out, 0, wake);
     PyTuple_SetItem(out, 1, send);
+    PyTuple_SetItem(out, 2, ring);
     out
 }
 
@@ -325,22 +345,15 @@ unsafe extern "C" fn send(core: *mut PyObject, args: *const *mut PyObject, n: is
         Py_DecRef(r);
         return none();
     }
-    let now_o = PyObject_GetAttrString(h.queue, c"now".as_ptr());
-    if now_o.is_null() {
-        return null_mut();
-    }
-    let now = PyFloat_AsDouble(now_o);
-    Py_DecRef(now_o);
-    let Some(seq) = next_seq(h) else { return null_mut() };
+    let Some((now, seq)) = now_and_seq(h) else { return null_mut() };
     Py_IncRef(cb);
     Py_IncRef(arg);
     let slot = c.send(rid as u32, nbytes, now, seq) as usize;
     let h = c.host.as_mut().unwrap();
-    if slot < h.calls.len() {
-        h.calls[slot] = (cb, arg);
-    } else {
-        h.calls.push((cb, arg));
+    if slot >= h.calls.len() {
+        h.calls.resize(slot + 1, (null_mut(), null_mut())); // ring messages take slots too
     }
+    h.calls[slot] = (cb, arg);
     if !arm(c, c.host.as_ref().unwrap()) {
         return null_mut();
     }
@@ -365,12 +378,16 @@ unsafe extern "C" fn wake(core: *mut PyObject, _arg: *mut PyObject) -> *mut PyOb
         let Some(seq) = next_seq(h) else { return null_mut() };
         let slot = c.run(limit_t, limit_seq, seq, woken);
         woken = false;
-        if slot < 0 {
+        if slot == -1 {
             break;
         }
         let h = c.host.as_mut().unwrap();
-        let (cb, arg) = std::mem::replace(&mut h.calls[slot as usize], (null_mut(), null_mut()));
-        h.delivered += 1;
+        let (cb, arg) = if slot >= 0 {
+            h.delivered += 1;
+            std::mem::replace(&mut h.calls[slot as usize], (null_mut(), null_mut()))
+        } else {
+            std::mem::replace(&mut h.ring_calls[(-2 - slot) as usize], (null_mut(), null_mut()))
+        };
         let now = PyFloat_FromDouble(c.state[3]);
         let ok = PyObject_SetAttrString(h.queue, c"now".as_ptr(), now);
         Py_DecRef(now);
@@ -405,6 +422,8 @@ unsafe extern "C" fn wake(core: *mut PyObject, _arg: *mut PyObject) -> *mut PyOb
 unsafe extern "C" fn sent(_m: *mut PyObject, core: *mut PyObject) -> *mut PyObject {
     let c = &*core_of(core);
     let (m, b, d) = c.host.as_ref().map_or((0, 0.0, 0), |h| (h.sent, h.bytes_sent, h.delivered));
+    let r = &c.rings;
+    let (m, b, d) = (m + r.sent, b + r.bytes_sent, d + r.delivered);
     let out = PyTuple_New(3);
     PyTuple_SetItem(out, 0, PyLong_FromUnsignedLongLong(m));
     PyTuple_SetItem(out, 1, PyFloat_FromDouble(b));
@@ -412,15 +431,94 @@ unsafe extern "C" fn sent(_m: *mut PyObject, core: *mut PyObject) -> *mut PyObje
     out
 }
 
+/// ``ring_start(rank, dst, src, tag, msg, first, later, sends_left, flags, on_end, arg)``
+/// bound to a core: a ring phase (``ring.rs``) taken over at the kernel's now, which calls
+/// ``on_end(arg)`` when it is over. ``flags``: 1 reduce-scatter (every later insertion
+/// reduces), 2 all-reduce (later insertions of odd rounds reduce), 4 the Fast path.
+unsafe extern "C" fn ring_start(core: *mut PyObject, args: *const *mut PyObject, n: isize) -> *mut PyObject {
+    if n != 11 {
+        return wrong_arguments(c"ring_start(rank, dst, src, tag, msg, first, later, sends_left, flags, on_end, arg) takes 11 arguments");
+    }
+    let Some(c) = bound(core) else { return fail(c"link core: ring_start on a freed backend") };
+    let c = &mut *c;
+    let mut v = [0i64; 9];
+    for (k, x) in v.iter_mut().enumerate() {
+        *x = PyLong_AsLongLong(*args.add(k));
+    }
+    if !PyErr_Occurred().is_null() {
+        return null_mut();
+    }
+    let [rank, dst, src, tag, msg, first, later, sends_left, flags] = v;
+    if rank < 0 || dst < 0 || src < 0 || msg < 0 || first < 1 || later < 0 || sends_left < 0 {
+        return fail(c"link core: ring_start with a negative rank, size or count");
+    }
+    let Some(route) = route_id(c, rank as u64, dst as u64) else { return null_mut() };
+    let h = c.host.as_ref().unwrap();
+    let Some((now, seq)) = now_and_seq(h) else { return null_mut() };
+    let ring = Ring {
+        rank: rank as u32,
+        dst: dst as u32,
+        src: src as u32,
+        route,
+        tag,
+        msg,
+        first: first as u32,
+        later: later as u32,
+        reduce_all: flags & 1 != 0,
+        reduce_ar: flags & 2 != 0,
+        fast: flags & 4 != 0,
+        sends_left: sends_left as u64,
+        ..Ring::default()
+    };
+    let id = c.ring_start(ring, now, seq) as usize;
+    let (cb, arg) = (*args.add(9), *args.add(10));
+    Py_IncRef(cb);
+    Py_IncRef(arg);
+    let h = c.host.as_mut().unwrap();
+    if id >= h.ring_calls.len() {
+        h.ring_calls.resize(id + 1, (null_mut(), null_mut()));
+    }
+    h.ring_calls[id] = (cb, arg);
+    if !arm(c, c.host.as_ref().unwrap()) {
+        return null_mut();
+    }
+    none()
+}
+
+/// ``ring_waiting(core)``: (receiver, chunk tag, sender, bytes) of each receive a ring phase
+/// posted and no message matched (deadlock reports).
+unsafe extern "C" fn ring_waiting(_m: *mut PyObject, core: *mut PyObject) -> *mut PyObject {
+    let c = &*core_of(core);
+    let out = PyList_New(0);
+    for (dst, tag, src, nbytes) in c.rings.waiting() {
+        let t = PyTuple_New(4);
+        PyTuple_SetItem(t, 0, PyLong_FromUnsignedLongLong(dst as u64));
+        PyTuple_SetItem(t, 1, PyLong_FromLongLong(tag));
+        PyTuple_SetItem(t, 2, PyLong_FromUnsignedLongLong(src as u64));
+        PyTuple_SetItem(t, 3, PyLong_FromLongLong(nbytes));
+        PyList_Append(out, t);
+        Py_DecRef(t);
+    }
+    out
+}
+
+static mut RING_START: PyMethodDef = PyMethodDef {
+    ml_name: c"ring_start".as_ptr(),
+    ml_meth: ring_start as FastCall as *const c_void,
+    ml_flags: METH_FASTCALL,
+    ml_doc: null_mut() as *const c_char,
+};
+
 static mut WAKE: PyMethodDef =
     PyMethodDef { ml_name: c"wake".as_ptr(), ml_meth: wake as OneArg as *const c_void, ml_flags: METH_O, ml_doc: null_mut() as *const c_char };
 
 static mut SEND: PyMethodDef =
     PyMethodDef { ml_name: c"send".as_ptr(), ml_meth: send as FastCall as *const c_void, ml_flags: METH_FASTCALL, ml_doc: null_mut() as *const c_char };
 
-static mut METHODS: [PyMethodDef; 3] = [
+static mut METHODS: [PyMethodDef; 4] = [
     PyMethodDef { ml_name: c"attach".as_ptr(), ml_meth: attach as FastCall as *const c_void, ml_flags: METH_FASTCALL, ml_doc: null_mut() as *const c_char },
     PyMethodDef { ml_name: c"sent".as_ptr(), ml_meth: sent as OneArg as *const c_void, ml_flags: METH_O, ml_doc: null_mut() as *const c_char },
+    PyMethodDef { ml_name: c"ring_waiting".as_ptr(), ml_meth: ring_waiting as OneArg as *const c_void, ml_flags: METH_O, ml_doc: null_mut() as *const c_char },
     PyMethodDef { ml_name: std::ptr::null(), ml_meth: std::ptr::null(), ml_flags: 0, ml_doc: std::ptr::null() },
 ];
 

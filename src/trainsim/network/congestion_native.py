@@ -63,6 +63,8 @@ def _load() -> ctypes.PyDLL | None:
     lib.lc_record.argtypes = [p, i32]
     lib.lc_take_transfers.restype = sz
     lib.lc_take_transfers.argtypes = [p, _F64, sz]
+    f64 = ctypes.c_double
+    lib.lc_ring_endpoint.argtypes = [p, f64, f64, f64, i32]
     return lib
 
 
@@ -124,8 +126,10 @@ class NativeCongestionAwareNetwork(CongestionAwareNetwork):
             1 if self.compat_astra else 0,
         )
         self._core = _module()
-        # the core's builtins: the proxy's callable and send(src, dst, nbytes, on_arrival, arg)
-        self._wake, self.send = self._core.attach(self._handle, self.queue, heapq.heappush, graph.route)  # type: ignore[method-assign, attr-defined]
+        # the core's builtins: the proxy's callable, send(src, dst, nbytes, on_arrival, arg)
+        # and ring_start (``ring_core``)
+        attach = self._core.attach
+        self._wake, self.send, self._ring_start = attach(self._handle, self.queue, heapq.heappush, graph.route)  # type: ignore[method-assign, attr-defined]
         self._recorded: list[tuple[float, float, int, int]] | None = None
         # the Python reference's per-link state is not used; delay_ns reads these two
         self._bytes_per_ns = [bw / 1e9 for bw in graph.bandwidth]
@@ -167,6 +171,24 @@ class NativeCongestionAwareNetwork(CongestionAwareNetwork):
     def send(self, src: int, dst: int, nbytes: int, on_arrival: Callable[[Any], None], arg: Any = None) -> None:
         """Replaced on each instance by the core's own ``send`` (see ``_init_links``)."""
         raise RuntimeError("the link core's send is bound in _init_links")
+
+    # -- ring phases in the core (native/link_core/src/ring.rs) -----------------------------
+
+    def ring_core(self, delay_ns: float, fast_ns: float, local_mem_bw: float, compat_astra: bool) -> Any:
+        """The core's ``ring_start(rank, dst, src, tag, msg, first, later, sends_left, flags,
+        on_end, arg)``, its insertions priced as ``endpoint.AstraEndpoint`` with these
+        parameters (E and the Fast path in ns, local-mem-bw in B/s): the collective engine
+        hands it whole ring phases (``collective_engine.Engine``). None with
+        ``$TRAINSIM_CONGESTION_CORE=links`` (the links only, the phases in Python)."""
+        if os.environ.get("TRAINSIM_CONGESTION_CORE", "").lower() == "links":
+            return None
+        self._lib.lc_ring_endpoint(self._handle, delay_ns, fast_ns, local_mem_bw, 1 if compat_astra else 0)
+        return self._ring_start
+
+    def ring_waiting(self) -> list[tuple[int, int, int, int]]:
+        """(receiver, chunk tag, sender, bytes) of each receive a ring phase in the core posted
+        and no message matched."""
+        return self._core.ring_waiting(self._handle)  # type: ignore[no-any-return]
 
     # -- counters kept by the core ----------------------------------------------------------
 

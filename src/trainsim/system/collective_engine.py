@@ -45,14 +45,17 @@ from typing import Any, cast
 
 from trainsim.collectives import (
     DOUBLE_BINARY_TREE,
+    RING,
     LogicalLayout,
     Phase,
     PhaseSpec,
     make_phase,
     phase_output_size,
 )
+from trainsim.collectives.ring import RingPhase
 from trainsim.config.types import RENDEZVOUS_BYTES
 from trainsim.endpoint import EndpointModel
+from trainsim.endpoint.astra import AstraEndpoint
 from trainsim.endpoint.protocol import SharedResources
 from trainsim.engine import EventQueue
 from trainsim.errors import ConfigError
@@ -135,6 +138,7 @@ class Stream:
         "layout",
         "chunk",
         "ready_ns",
+        "in_core",
     )
 
     def __init__(
@@ -161,6 +165,7 @@ class Stream:
         self.layout = layout
         self.chunk = chunk  # index in the collective, for the record's chunk spans
         self.ready_ns = 0.0  # a resource-sharing endpoint's: its data is there to send (ns)
+        self.in_core = False  # its phases run in the network's compiled core (Engine._ring_start)
 
     def phase_size(self) -> int:
         spec = self.phases[self.pos]
@@ -222,6 +227,8 @@ class Engine:
             self.send = self._rdv_send  # type: ignore[method-assign]
             self.recv = self._rdv_recv  # type: ignore[method-assign]
         self.injection = injection
+        # ring phases run in the network's compiled core where it offers to (``_core_rings``)
+        self._ring_start = self._core_rings(endpoint)
         self.on_rank_done = on_rank_done
         self.ranks: dict[int, RankState] = {}
         self.active_ranks = 0  # ranks with streams in flight (``RankState.active`` > 0)
@@ -235,6 +242,40 @@ class Engine:
         # and control messages that arrived before their send
         self._rdv_sends: dict[tuple[int, int, int], deque[tuple[Phase, int, int]]] = {}
         self._rdv_early: dict[tuple[int, int, int], int] = {}
+
+    def _core_rings(self, endpoint: EndpointModel) -> Callable[..., None] | None:
+        """The network core's ``ring_start`` (``congestion_native``'s ``ring_core``) when it
+        offers one and this engine is the plain rank-by-rank host of ring phases priced by
+        ASTRA-sim's endpoint: no subclass (symmetric hosts send otherwise), no rendezvous, no
+        resource-sharing endpoint, no injection model. The core then runs what ``bundle``,
+        ``send``, ``recv``, ``_arrive`` and ``RingPhase`` do for those phases, event for event
+        (``native/link_core/src/ring.rs``)."""
+        offer = getattr(self.network, "ring_core", None)
+        if (
+            offer is None
+            or type(self) is not Engine
+            or type(endpoint) is not AstraEndpoint
+            or self.shared is not None
+            or self.options.rendezvous
+            or self.injection is not None
+        ):
+            return None
+        return offer(endpoint.delay_ns, endpoint.fast_ns, endpoint.local_mem_bw, endpoint.compat_astra)  # type: ignore[no-any-return]
+
+    def _to_core(self, phase: RingPhase) -> None:
+        """Hand a ring phase to the network's core at its start; it calls ``finish`` at its
+        end. Its bytes are counted now (every packet goes to the same peer)."""
+        members, index, n, sign = phase.members, phase.index, phase.n, phase.sign
+        dst, src = members[(index + sign) % n], members[(index - sign) % n]
+        d = phase.dim
+        if d < 0:
+            d = self.topology.send_dim(phase.rank, dst)
+        phase.owner.work.record.dim_bytes[d] += phase.sends_left * phase.msg
+        flags = (1 if phase.reduce_all else 0) | (2 if phase.reduce_ar else 0) | (4 if phase.fast else 0)
+        assert self._ring_start is not None
+        self._ring_start(
+            phase.rank, dst, src, phase.tag, phase.msg, phase.first, phase.later, phase.sends_left, flags, self.finish, phase
+        )
 
     # -- PhaseHost -----------------------------------------------------------------------
     def bundle(self, phase: Phase, red_bytes: int) -> None:
@@ -524,7 +565,10 @@ class Engine:
         phase.fast = layout.fast and spec.algo.kind != DOUBLE_BINARY_TREE
         phase.ordered = self.shared is not None
         stream.phase = phase
-        phase.start()
+        if stream.in_core:
+            self._to_core(cast(RingPhase, phase))
+        else:
+            phase.start()
 
     def start_rank(
         self,
@@ -540,6 +584,13 @@ class Engine:
         counters = rs.tree_counters
         lid = id(layout)
         picker = rs.picker
+        # a chunk runs in the core only if all its phases are rings: then every message of its
+        # tag is the core's, and matching there is matching here
+        in_core = self._ring_start is not None and all(
+            type(spec) is PhaseSpec and spec.algo.kind == RING and type(spec.in_size) is int
+            for phases in chunks
+            for spec in phases
+        )
         for c, phases in enumerate(chunks):
             if picker is not None:
                 phases = picker.assign(phases, layout.fast)
@@ -553,6 +604,7 @@ class Engine:
                 else:
                     trees.append(True)
             stream = Stream(rank, tag_base + c, phases, priority, trees, work, layout, c)
+            stream.in_core = in_core
             rs.active += 1
             if rs.active == 1:
                 self.active_ranks += 1
@@ -569,6 +621,9 @@ class Engine:
         out = []
         for (tag, src, dst, nbytes), phases in self._posted.items():
             for _ in phases:
+                out.append((dst, f"a {nbytes} B message of chunk {tag} from rank {src}"))
+        if self._ring_start is not None:
+            for dst, tag, src, nbytes in self.network.ring_waiting():  # type: ignore[attr-defined]
                 out.append((dst, f"a {nbytes} B message of chunk {tag} from rank {src}"))
         for (tag, src, dst), sends in self._rdv_sends.items():
             for _ in sends:

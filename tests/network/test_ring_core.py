@@ -1,0 +1,147 @@
+"""Ring phases in the congestion-aware backend's compiled core (``native/link_core/src/ring.rs``,
+handed over by ``system/collective_engine.Engine._to_core``) against the links-only core and
+the pure-Python reference: per-rank results, timelines, collective records, event counts and
+the backend's counters equal (==) on random small training steps in both modes, with ring,
+direct and halving-doubling mixed, several chunks and queues, rendezvous; the core really
+runs the rings; a receive nobody answers is reported."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+
+import pytest
+
+from trainsim.collectives.ring import RingPhase
+from trainsim.compute import OperatorTimer
+from trainsim.config.types import CollectiveImpl, DimSpec, NetworkSpec, Platform, SystemSpec
+from trainsim.engine import EventQueue
+from trainsim.network import congestion_native
+from trainsim.network.congestion_native import NativeCongestionAwareNetwork
+from trainsim.system.api import simulate
+from trainsim.system.result import RunResult
+from trainsim.workload.generate import Parallelism, generate
+from trainsim.workload.models import get_model
+
+pytestmark = pytest.mark.skipif(
+    not congestion_native.available(),
+    reason=f"the link core is not built ({congestion_native.library_path()}): run make (needs cargo)",
+)
+
+GiB = 2**30
+MODEL = replace(get_model("megatron-1.7b"), layers=4, seq=512)
+TOPOLOGIES = [
+    (("Ring", 8),),
+    (("Switch", 8),),
+    (("FullyConnected", 8),),
+    (("Ring", 4), ("Switch", 2)),
+    (("Ring", 2), ("Ring", 4)),
+]
+
+
+def _case(seed: int) -> tuple[Platform, object, str]:
+    """A random 8-rank Megatron step and platform (both modes, mixed algorithms, chunks,
+    queues, policies, rendezvous)."""
+    rnd = random.Random(seed)
+    dims = rnd.choice(TOPOLOGIES)
+    tp, pp = rnd.choice([(2, 2), (4, 1), (2, 1), (1, 2), (8, 1)])
+    dp = 8 // (tp * pp)
+    par = Parallelism(tp=tp, pp=pp, dp=dp, micro_batch=1, global_batch=2 * dp * pp, recompute=rnd.choice(["full", "none"]))
+    algos = ["ring"] * 3 + ["direct", "halvingDoubling"]
+    impl = tuple(tuple(rnd.choice(algos) if rnd.random() < 0.3 else "ring" for _ in dims) for _ in range(4))
+    acpd = rnd.choice([1, 1, 2, 4])
+    system = SystemSpec(
+        scheduling_policy=rnd.choice(["LIFO", "FIFO"]),
+        endpoint_delay_ns=rnd.choice([10, 0, 137]),
+        active_chunks_per_dimension=acpd,
+        preferred_dataset_splits=rnd.choice([1, 2, 4, 8]),
+        collective_optimization=rnd.choice(["localBWAware", "baseline"]),
+        local_mem_bw=rnd.choice([1600e9, 77e9]),
+        implementations=CollectiveImpl(*impl),
+        rendezvous=rnd.random() < 0.15,
+        queues_per_dim=rnd.choice([1, 1, 2]) if acpd > 1 else 1,
+    )
+    compat = rnd.choice(["astra", "default"])
+    net = NetworkSpec(tuple(DimSpec(k, s, rnd.choice([50, 25, 200]) * GiB, rnd.choice([500.0, 20.0])) for k, s in dims))
+    w = generate(MODEL, par, OperatorTimer("A100"), network_sizes=tuple(s for _, s in dims))
+    platform = w.platform(Platform(net, system, compat=compat))
+    return platform, w.graphs, f"{dims} tp{tp} pp{pp} dp{dp} {impl} acpd {acpd} {compat}"
+
+
+def _run(monkeypatch, core: str, platform: Platform, graphs: object) -> RunResult:
+    monkeypatch.setenv("TRAINSIM_CONGESTION_CORE", core)
+    return simulate(platform, graphs, backend="congestion_aware")  # type: ignore[arg-type]
+
+
+def _summary(r: RunResult) -> tuple:
+    return (
+        list(r.ranks),
+        r.makespan_s,
+        r.events,
+        [(list(t.start_ns), list(t.end_ns)) for t in r.timelines],
+        [(c.rank, c.node_id, c.start_ns, c.end_ns, tuple(c.dim_bytes), tuple(map(tuple, c.chunk_spans))) for c in r.collectives],
+        r.to_dict(),
+    )
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_random_steps_are_the_references(monkeypatch, seed):
+    platform, graphs, what = _case(seed)
+    ref = _summary(_run(monkeypatch, "python", platform, graphs))
+    assert _summary(_run(monkeypatch, "links", platform, graphs)) == ref, what
+    assert _summary(_run(monkeypatch, "native", platform, graphs)) == ref, what
+
+
+@pytest.mark.fuzz
+@pytest.mark.parametrize("seed", range(10, 70))
+def test_more_random_steps_are_the_references(monkeypatch, seed):
+    test_random_steps_are_the_references(monkeypatch, seed)
+
+
+def test_the_core_runs_the_rings(monkeypatch):
+    """With the whole core no ring phase starts in Python; with the links only, every one."""
+    started: list[int] = []
+    real = RingPhase.start
+    monkeypatch.setattr(RingPhase, "start", lambda self: (started.append(self.rank), real(self))[1])
+    model = replace(MODEL, layers=2)
+    w = generate(model, Parallelism(tp=2, pp=1, dp=4, micro_batch=1, global_batch=4), OperatorTimer("A100"), network_sizes=(8,))
+    system = SystemSpec(preferred_dataset_splits=4, implementations=CollectiveImpl(*((("ring",),) * 4)))
+    platform = w.platform(Platform(NetworkSpec((DimSpec("Ring", 8, 50 * GiB, 500.0),)), system, compat="astra"))
+    links = _run(monkeypatch, "links", platform, w.graphs)
+    assert len(started) > 50
+    started.clear()
+    native = _run(monkeypatch, "native", platform, w.graphs)
+    assert started == []
+    assert _summary(native) == _summary(links)
+
+
+def test_an_unanswered_receive_is_reported():
+    """A ring phase whose peer behind never sends waits; the core lists that receive, and the
+    message it sent ahead arrived (and waits to be matched)."""
+    q = EventQueue()
+    net = NativeCongestionAwareNetwork(NetworkSpec((DimSpec("Ring", 8, 50 * GiB, 500.0),)), q, compat_astra=True)
+    ring_start = net.ring_core(10.0, 10.0, 1600e9, True)
+    ended: list[object] = []
+    ring_start(0, 1, 7, 5, 1000, 1, 7, 14, 2, ended.append, "phase")
+    q.run()
+    assert ended == []
+    assert net.ring_waiting() == [(0, 5, 7, 1000)]
+    assert (net.messages_sent, net.messages_delivered, net.bytes_sent) == (1, 1, 1000)
+    with pytest.raises(RuntimeError, match="negative"):
+        ring_start(0, 1, 7, 5, -1, 1, 7, 14, 2, ended.append, None)
+
+
+def test_a_lone_two_member_ring_ends_and_calls_back():
+    """Two ring phases facing each other (a 2-member all-reduce) run to their end in the core
+    and call ``on_end(arg)`` once each, at the reference's arithmetic: 2 sends each."""
+    q = EventQueue()
+    net = NativeCongestionAwareNetwork(NetworkSpec((DimSpec("Ring", 2, 1e9, 0.0),)), q, compat_astra=True)
+    ring_start = net.ring_core(10.0, 10.0, 1e9, True)
+    ended: list[tuple[float, str]] = []
+    for rank, name in ((0, "a"), (1, "b")):
+        ring_start(rank, 1 - rank, 1 - rank, 9, 100, 1, 1, 2, 2, lambda arg: ended.append((q.now, arg)), name)
+    q.run()
+    assert sorted(arg for _, arg in ended) == ["a", "b"]
+    assert net.ring_waiting() == [] and net.messages_sent == 4 and not net.carrying()
+    # insert 10, send 100 B at 1 B/ns (100), receive -> reduce (3 x 100 ns) + 10, send, receive -> 10
+    assert ended[0][0] == 10 + 100 + 310 + 100 + 10
