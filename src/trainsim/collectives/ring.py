@@ -29,6 +29,15 @@ def ring_sizes(comm_type: int, data_size: int, n: int) -> tuple[int, int]:
     return data_size, data_size * n  # all-gather: the message is the whole input
 
 
+def ring_sends(comm_type: int, n: int) -> int:
+    """Messages one member of an ``n``-member ring (window 0) sends in a phase."""
+    if comm_type == ALL_REDUCE:
+        return 2 * (n - 1)
+    if comm_type == ALL_TO_ALL:
+        return n * (n - 1) // 2
+    return n - 1
+
+
 class RingPhase(RoundedPhase):
     """One rank's ring (``window == 0``) or direct (``window >= 1`` peers at once) phase."""
 
@@ -61,12 +70,7 @@ class RingPhase(RoundedPhase):
             self.sends_left = 2 * (n - 1) if comm_type == ALL_REDUCE else n - 1
         else:
             self._init_rounds(1, n - 1)
-            if comm_type == ALL_REDUCE:
-                self.sends_left = 2 * (n - 1)
-            elif comm_type == ALL_TO_ALL:
-                self.sends_left = n * (n - 1) // 2
-            else:
-                self.sends_left = n - 1
+            self.sends_left = ring_sends(comm_type, n)
         self.gate = self.direct and comm_type == ALL_REDUCE
         self.middle = n - 1
         self.free = 0

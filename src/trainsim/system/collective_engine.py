@@ -52,7 +52,8 @@ from trainsim.collectives import (
     make_phase,
     phase_output_size,
 )
-from trainsim.collectives.ring import RingPhase
+from trainsim.collectives.base import ALL_REDUCE, REDUCE_SCATTER
+from trainsim.collectives.ring import ring_sends, ring_sizes
 from trainsim.config.types import RENDEZVOUS_BYTES
 from trainsim.endpoint import EndpointModel
 from trainsim.endpoint.astra import AstraEndpoint
@@ -229,6 +230,7 @@ class Engine:
         self.injection = injection
         # ring phases run in the network's compiled core where it offers to (``_core_rings``)
         self._ring_start = self._core_rings(endpoint)
+        self._in_core_last: tuple[object, bool] = (None, False)  # ``_in_core``'s last answer
         self.on_rank_done = on_rank_done
         self.ranks: dict[int, RankState] = {}
         self.active_ranks = 0  # ranks with streams in flight (``RankState.active`` > 0)
@@ -262,20 +264,29 @@ class Engine:
             return None
         return offer(endpoint.delay_ns, endpoint.fast_ns, endpoint.local_mem_bw, endpoint.compat_astra)  # type: ignore[no-any-return]
 
-    def _to_core(self, phase: RingPhase) -> None:
-        """Hand a ring phase to the network's core at its start; it calls ``finish`` at its
-        end. Its bytes are counted now (every packet goes to the same peer)."""
-        members, index, n, sign = phase.members, phase.index, phase.n, phase.sign
+    def _to_core(self, stream: Stream, spec: PhaseSpec, members: list[int], index: int) -> None:
+        """Hand the stream's ring phase to the network's core (what ``RingPhase`` and this
+        host would do, with no Python phase); the core calls ``_core_finish`` at its end.
+        Its bytes are counted now: every packet of a ring goes to the same peer."""
+        n = len(members)
+        msg = ring_sizes(spec.comm_type, spec.in_size, n)[0]
+        sends = ring_sends(spec.comm_type, n)
+        sign = 1 if spec.clockwise else -1
+        rank = stream.rank
         dst, src = members[(index + sign) % n], members[(index - sign) % n]
-        d = phase.dim
+        layout = stream.layout
+        d = layout.dims[spec.ldim].net_dim
         if d < 0:
-            d = self.topology.send_dim(phase.rank, dst)
-        phase.owner.work.record.dim_bytes[d] += phase.sends_left * phase.msg
-        flags = (1 if phase.reduce_all else 0) | (2 if phase.reduce_ar else 0) | (4 if phase.fast else 0)
+            d = self.topology.send_dim(rank, dst)
+        stream.work.record.dim_bytes[d] += sends * msg
+        comm_type = spec.comm_type
+        flags = (comm_type == REDUCE_SCATTER) | (comm_type == ALL_REDUCE) << 1 | bool(layout.fast) << 2
         assert self._ring_start is not None
-        self._ring_start(
-            phase.rank, dst, src, phase.tag, phase.msg, phase.first, phase.later, phase.sends_left, flags, self.finish, phase
-        )
+        self._ring_start(rank, dst, src, stream.tag, msg, 1, n - 1, sends, flags, self._core_finish, stream)
+
+    def _core_finish(self, stream: Stream) -> None:
+        """A ring phase run by the core is over (``finish`` without a Python phase)."""
+        self._phase_over(stream, None)
 
     # -- PhaseHost -----------------------------------------------------------------------
     def bundle(self, phase: Phase, red_bytes: int) -> None:
@@ -460,7 +471,12 @@ class Engine:
             schedule(hop(key[1], down, streamed=up), phase.on_recv_cb, None)
 
     def finish(self, phase: Phase) -> None:
-        stream: Stream = phase.owner
+        self._phase_over(phase.owner, phase)
+
+    def _phase_over(self, stream: Stream, phase: Phase | None) -> None:
+        """``stream``'s current phase is over: the stream moves to its next phase's queue or
+        its chunk ends (C5). ``phase`` is None for a ring run by the core, never with a
+        resource-sharing endpoint."""
         old = stream.queue
         assert old is not None
         old.streams.remove(stream)
@@ -479,6 +495,7 @@ class Engine:
         shared = self.shared
         if shared is not None:  # the chunk's end first: the stream started next queues behind it
             first, last = stream.phases[0], stream.phases[-1]
+            assert phase is not None
             parts = len(phase.members)
             out = phase_output_size(last.algo.kind, last.comm_type, last.in_size, parts)
             done = shared.chunk_end_ns(stream.rank, self.queue.now, first.in_size, out, parts)
@@ -558,6 +575,9 @@ class Engine:
         spec = stream.phases[pos]
         layout = stream.layout
         members, index = layout.members(stream.rank, spec.ldim)
+        if stream.in_core:
+            self._to_core(stream, spec, members, index)
+            return
         phase = make_phase(self, spec, stream.rank, members, index, max_tree=stream.trees[pos])
         phase.owner = stream
         phase.tag = stream.tag
@@ -565,10 +585,7 @@ class Engine:
         phase.fast = layout.fast and spec.algo.kind != DOUBLE_BINARY_TREE
         phase.ordered = self.shared is not None
         stream.phase = phase
-        if stream.in_core:
-            self._to_core(cast(RingPhase, phase))
-        else:
-            phase.start()
+        phase.start()
 
     def start_rank(
         self,
@@ -584,13 +601,7 @@ class Engine:
         counters = rs.tree_counters
         lid = id(layout)
         picker = rs.picker
-        # a chunk runs in the core only if all its phases are rings: then every message of its
-        # tag is the core's, and matching there is matching here
-        in_core = self._ring_start is not None and all(
-            type(spec) is PhaseSpec and spec.algo.kind == RING and type(spec.in_size) is int
-            for phases in chunks
-            for spec in phases
-        )
+        in_core = self._in_core(chunks)
         for c, phases in enumerate(chunks):
             if picker is not None:
                 phases = picker.assign(phases, layout.fast)
@@ -614,6 +625,21 @@ class Engine:
             stream.queue = q
             q.insert(stream, self.scf)
             self._fill(q)
+
+    def _in_core(self, chunks: list[list[PhaseSpec]]) -> bool:
+        """Whether a collective's chunks run in the network's core: only if all their phases
+        are rings, so that every message of their tags is the core's and matching there is
+        matching here. The members of a collective start one after the other with the same
+        chunks: the last answer is kept."""
+        if chunks is self._in_core_last[0]:
+            return self._in_core_last[1]
+        ok = self._ring_start is not None and all(
+            type(spec) is PhaseSpec and spec.algo.kind == RING and type(spec.in_size) is int
+            for phases in chunks
+            for spec in phases
+        )
+        self._in_core_last = (chunks, ok)
+        return ok
 
     def waiting(self) -> list[tuple[int, str]]:
         """(rank, what) for every posted receive not yet matched and every member waiting for
