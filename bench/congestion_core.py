@@ -16,7 +16,10 @@ files it gives 1,725,824,530 ns with 256 distinct rank times, every rank equal t
 ns (measured side by side, docs/speed.md). ``--global-batch 8`` is the same step with one
 micro-batch per replica (a quicker case); ``--small`` adds a 32-rank step (TP 4, PP 2, DP 4).
 
-    PYTHONPATH=src python bench/congestion_core.py [--global-batch 64] [--small] [--skip-python]
+    PYTHONPATH=src python bench/congestion_core.py [--global-batch 64] [--small] [--skip-python] [--links]
+
+``--links`` also runs the core with the links only (``TRAINSIM_CONGESTION_CORE=links``: the
+ring phases in Python, as before they moved into the core) and prints the ratio to it.
 
 CPU time is ``time.process_time()`` of this process around ``simulate`` (the machine is
 shared: compare CPU seconds, and the load average printed with them). Not a test.
@@ -79,6 +82,7 @@ def main() -> None:
     parser.add_argument("--global-batch", type=int, default=64, help="64: the anchor case; 8: one micro-batch per replica")
     parser.add_argument("--small", action="store_true", help="also a 32-rank step (TP 4, PP 2, DP 4)")
     parser.add_argument("--skip-python", action="store_true", help="the compiled core only (no ratio to Python)")
+    parser.add_argument("--links", action="store_true", help="also the core with the links only (the ring phases in Python)")
     args = parser.parse_args()
     if not congestion_native.available():
         raise SystemExit(f"the link core is not built ({congestion_native.library_path()}): run make")
@@ -108,6 +112,14 @@ def main() -> None:
             f"{row['events']:,} events\n  compiled core: {n_cpu:.2f} s CPU ({n_wall:.2f} s wall), "
             f"{row['native_events_per_cpu_s']:,.0f} events/s  [load {row['load_after_native']}]"
         )
+        if args.links:
+            links, l_cpu, l_wall = run(plat, graphs, "links")
+            same = list(links.ranks) == list(native.ranks) and links.events == native.events  # type: ignore[attr-defined]
+            row.update(links_cpu_s=l_cpu, links_wall_s=l_wall, speedup_over_links_cpu=l_cpu / n_cpu, identical_to_links=same)
+            line += (
+                f"\n  links-only core: {l_cpu:.2f} s CPU ({l_wall:.2f} s wall), {native.events / l_cpu:,.0f} events/s; "  # type: ignore[attr-defined]
+                f"whole core {l_cpu / n_cpu:.2f}x faster; per-rank results identical: {same}"
+            )
         if not args.skip_python:
             ref, p_cpu, p_wall = run(plat, graphs, "python")
             same = list(ref.ranks) == list(native.ranks) and ref.events == native.events  # type: ignore[attr-defined]
