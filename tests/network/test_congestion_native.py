@@ -14,6 +14,7 @@ import pytest
 from trainsim.compute import OperatorTimer
 from trainsim.config.types import CollectiveImpl, DimSpec, NetworkSpec, Platform, SystemSpec
 from trainsim.engine import EventQueue
+from trainsim.errors import ConfigError
 from trainsim.network import congestion_native
 from trainsim.network.congestion_aware import CongestionAwareNetwork
 from trainsim.network.congestion_native import NativeCongestionAwareNetwork, make_congestion_aware
@@ -96,6 +97,12 @@ def test_factory_honours_the_python_switch(monkeypatch):
     assert type(make_congestion_aware(spec, EventQueue())) is NativeCongestionAwareNetwork
     monkeypatch.setenv("TRAINSIM_CONGESTION_CORE", "python")
     assert type(make_congestion_aware(spec, EventQueue())) is CongestionAwareNetwork
+    monkeypatch.setenv("TRAINSIM_CONGESTION_CORE", "Links")
+    net = make_congestion_aware(spec, EventQueue())
+    assert type(net) is NativeCongestionAwareNetwork and net.ring_core(10.0, 10.0, 1e9, True) is None
+    monkeypatch.setenv("TRAINSIM_CONGESTION_CORE", "rust")  # a value we do not know: said, not ignored
+    with pytest.raises(ConfigError, match="TRAINSIM_CONGESTION_CORE='rust' is not a choice; expected one of native, links, python"):
+        make_congestion_aware(spec, EventQueue())
 
 
 def _platform(dims, *, acpd=1, splits=4, compat="astra"):

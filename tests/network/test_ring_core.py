@@ -145,3 +145,23 @@ def test_a_lone_two_member_ring_ends_and_calls_back():
     assert net.ring_waiting() == [] and net.messages_sent == 4 and not net.carrying()
     # insert 10, send 100 B at 1 B/ns (100), receive -> reduce (3 x 100 ns) + 10, send, receive -> 10
     assert ended[0][0] == 10 + 100 + 310 + 100 + 10
+
+
+def test_the_engine_reports_the_cores_unanswered_receives():
+    """A deadlock report (``Engine.waiting``) names what a rank's ring in the core waits for,
+    as it names the Python phases' receives; engines the core cannot stand in for get no offer."""
+    from trainsim.endpoint.astra import AstraEndpoint
+    from trainsim.system.collective_engine import Engine, EngineOptions, SymmetricEngine
+
+    q = EventQueue()
+    spec = NetworkSpec((DimSpec("Ring", 8, 50 * GiB, 500.0),))
+    net = NativeCongestionAwareNetwork(spec, q, compat_astra=True)
+    options = EngineOptions(AstraEndpoint(10, 1600e9, compat_astra=True), compat_astra=True, active_chunks=1, scf=False)
+    engine = Engine(q, net, net.topology, options, on_rank_done=print)
+    assert engine._ring_start is not None
+    engine._ring_start(0, 1, 7, 5, 1000, 1, 7, 14, 2, print, None)
+    q.run()
+    assert engine.waiting() == [(0, "a 1000 B message of chunk 5 from rank 7")]
+    assert SymmetricEngine(q, net, net.topology, options, on_rank_done=print)._ring_start is None
+    rendezvous = replace(options, rendezvous=True)
+    assert Engine(q, net, net.topology, rendezvous, on_rank_done=print)._ring_start is None

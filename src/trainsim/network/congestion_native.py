@@ -13,8 +13,9 @@ The kernel's event count includes the core's events (as if they had run on its h
 
 The library is built by ``make`` (``cargo build --release`` into ``_native/``) and found
 there, or at ``$TRAINSIM_LINK_CORE``; :func:`available` says whether it loads.
-``$TRAINSIM_CONGESTION_CORE=python`` makes :func:`make_congestion_aware` build the Python
-reference even where the core is built.
+``$TRAINSIM_CONGESTION_CORE`` chooses: ``native`` (or unset) the whole core, links and the
+collectives' ring phases (``ring_core``); ``links`` the links only (ring phases in Python);
+``python`` the Python reference even where the core is built.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from trainsim.errors import ConfigError
 from trainsim.network.congestion_aware import CongestionAwareNetwork
 
 if TYPE_CHECKING:
@@ -105,9 +107,24 @@ def make_congestion_aware(
 ) -> CongestionAwareNetwork:
     """The registry's ``congestion_aware`` factory: the compiled core where it is built (and
     ``$TRAINSIM_CONGESTION_CORE`` is not ``python``), else the Python reference."""
-    if os.environ.get("TRAINSIM_CONGESTION_CORE", "").lower() != "python" and available():
+    if _core_choice() != "python" and available():
         return NativeCongestionAwareNetwork(spec, queue, compat_astra=compat_astra, graph=graph)
     return CongestionAwareNetwork(spec, queue, compat_astra=compat_astra, graph=graph)
+
+
+_CHOICES = ("native", "links", "python")
+
+
+def _core_choice() -> str:
+    """``$TRAINSIM_CONGESTION_CORE`` (module docstring); unset or empty is ``native``."""
+    value = os.environ.get("TRAINSIM_CONGESTION_CORE", "").strip().lower() or "native"
+    if value not in _CHOICES:
+        raise ConfigError(
+            f"TRAINSIM_CONGESTION_CORE={os.environ['TRAINSIM_CONGESTION_CORE']!r} is not a choice; "
+            f"expected one of {', '.join(_CHOICES)}",
+            hint="native: links and ring phases compiled; links: the links only; python: the reference",
+        )
+    return value
 
 
 class NativeCongestionAwareNetwork(CongestionAwareNetwork):
@@ -180,7 +197,7 @@ class NativeCongestionAwareNetwork(CongestionAwareNetwork):
         parameters (E and the Fast path in ns, local-mem-bw in B/s): the collective engine
         hands it whole ring phases (``collective_engine.Engine``). None with
         ``$TRAINSIM_CONGESTION_CORE=links`` (the links only, the phases in Python)."""
-        if os.environ.get("TRAINSIM_CONGESTION_CORE", "").lower() == "links":
+        if _core_choice() == "links":
             return None
         self._lib.lc_ring_endpoint(self._handle, delay_ns, fast_ns, local_mem_bw, 1 if compat_astra else 0)
         return self._ring_start
