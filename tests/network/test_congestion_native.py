@@ -40,16 +40,18 @@ NETWORKS = {
 }
 
 
-def _traffic(cls: type, dims: tuple[DimSpec, ...], compat: bool, seed: int) -> tuple[list, list, list, int, list]:
+def _traffic(
+    cls: type, dims: tuple[DimSpec, ...], compat: bool, seed: int, sizes: tuple[int, ...] = (1, 54, 4096, 32768, 1 << 20)
+) -> tuple[list, list, list, int, list]:
     """Random messages whose arrivals send more messages, some at once and some through a
-    kernel event at the same tick (ties between the core's events and the kernel's)."""
+    kernel event at the same tick (ties between the core's events and the kernel's), then
+    more sent between two runs of the kernel."""
     q = EventQueue()
     net = cls(NetworkSpec(dims), q, compat_astra=compat)
     net.transfers = []
     npus = net.graph.devices if net.topology is None else net.topology.npus
     rnd = random.Random(seed)
     log: list[tuple[float, int, bool]] = []
-    sizes = (1, 54, 4096, 32768, 1 << 20)
 
     def arrived(tag: int) -> None:
         log.append((q.now, tag, net.carrying()))
@@ -64,6 +66,9 @@ def _traffic(cls: type, dims: tuple[DimSpec, ...], compat: bool, seed: int) -> t
     for i in range(12):
         net.send(i % npus, (3 * i + 1) % npus, sizes[i % len(sizes)], arrived, i)
     q.run()
+    for i in range(6):  # after the heap ran empty: every link's free event is behind us
+        net.send(i % npus, (i + 1) % npus, sizes[i % len(sizes)], arrived, 1000 + i)
+    q.run()
     return log, net.link_stats(), list(net.transfers), q.events_processed, [net.messages_sent, net.messages_delivered, net.carrying()]
 
 
@@ -75,6 +80,20 @@ def test_random_traffic_is_the_references(name, compat, seed):
     got = _traffic(NativeCongestionAwareNetwork, NETWORKS[name], compat, seed)
     assert len(want[0]) > 12
     assert got == want  # deliveries (time, order), link stats, transfers, events, counters
+
+
+@pytest.mark.parametrize("compat", [True, False])
+@pytest.mark.parametrize("seed", range(6))
+def test_traffic_that_ties_with_links_freeing_is_the_references(compat, seed):
+    """1 B/ns links with no latency and messages of 0-8 B: messages reach links at the very
+    tick they free, from the core's own events, from delivery callbacks and from kernel
+    events, before and after the link's free event (whose key the core keeps off its heap
+    until a message needs it)."""
+    dims = (DimSpec("Ring", 4, 1e9, 0.0), DimSpec("Switch", 2, 1e9, 0.0))
+    want = _traffic(CongestionAwareNetwork, dims, compat, seed, sizes=(0, 1, 2, 3, 8))
+    got = _traffic(NativeCongestionAwareNetwork, dims, compat, seed, sizes=(0, 1, 2, 3, 8))
+    assert len(want[0]) > 30
+    assert got == want
 
 
 def test_delay_fork_and_routeless_messages():

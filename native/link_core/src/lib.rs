@@ -15,6 +15,14 @@
 //! it larger ones). Python keeps one proxy event in the kernel heap at the key of this core's
 //! earliest event; when it pops, [`lc_run`] runs the core's events that come before the
 //! kernel's next one, stopping at each delivery so that ``on_arrival`` runs in its place.
+//! A link's free event is kept out of the heap until something needs it: a message that finds
+//! the link busy before the free event's key pushes it then, under the key it was given when
+//! the transfer started; a message that comes after that key finds the link free (the event
+//! would have run, with no one waiting). So the events run and their order are the reference's
+//! while an uncontended hop costs one heap event instead of two. Deciding "after that key"
+//! needs the key of the event being processed: the core's own, the delivery whose callback is
+//! running, or the kernel's (``EventQueue.current_seq``).
+//!
 //! Ring phases (``ring.rs``): a collective's ring phase (trainsim's ``RingPhase`` under the
 //! collective engine's ``bundle`` / ``send`` / ``recv`` / message matching) may run here too,
 //! its insertions, matches and messages as events of this heap under the same keys, so that
@@ -112,6 +120,9 @@ pub struct Core {
     compat: bool,
     busy: Vec<bool>,
     waiting: Vec<VecDeque<u32>>,
+    /// the key of each busy link's free event, and whether that event is in the heap
+    free_key: Vec<(f64, u64, u64)>,
+    free_queued: Vec<bool>,
     link_bytes: Vec<f64>,
     link_busy_ns: Vec<f64>,
     peak_queue: Vec<u64>,
@@ -124,6 +135,9 @@ pub struct Core {
     now: f64,
     seq: u64,
     sub: u64,
+    /// the key of the event being processed (a kernel event's: its seq and sub 0)
+    cur: (f64, i64, u64),
+    /// events run, counting a free event kept out of the heap when its transfer starts
     events: u64,
     record: bool,
     transfers: Vec<Transfer>,
@@ -154,6 +168,19 @@ impl Core {
     fn enter_link(&mut self, slot: u32) {
         let link = self.link_of(&self.msgs[slot as usize]);
         if self.busy[link] {
+            if !self.free_queued[link] {
+                let (t, seq, sub) = self.free_key[link];
+                let (ct, cseq, csub) = self.cur;
+                let passed = t < ct || (t == ct && ((seq as i64) < cseq || (seq as i64 == cseq && sub < csub)));
+                if passed {
+                    // its free event would have run, with no one waiting
+                    self.start(link, slot);
+                    return;
+                }
+                self.heap.push(Ev { t, seq, sub, kind: EV_FREE, id: link as u32 });
+                self.free_queued[link] = true;
+                self.events -= 1; // counted again when it runs
+            }
             let w = &mut self.waiting[link];
             w.push_back(slot);
             if w.len() as u64 > self.peak_queue[link] {
@@ -181,7 +208,17 @@ impl Core {
             self.transfers.push((now, now + busy, link as u32, nbytes));
         }
         self.schedule(now + arrival, EV_ARRIVE, slot);
-        self.schedule(now + busy, EV_FREE, link as u32);
+        // the free event's key is taken now, as if it were scheduled (module docstring)
+        let key = (now + busy, self.seq, self.sub);
+        self.sub += 1;
+        self.free_key[link] = key;
+        if self.waiting[link].is_empty() {
+            self.free_queued[link] = false;
+            self.events += 1;
+        } else {
+            self.free_queued[link] = true;
+            self.heap.push(Ev { t: key.0, seq: key.1, sub: key.2, kind: EV_FREE, id: link as u32 });
+        }
     }
 
     /// Publish the earliest event and whether it needs a proxy in the kernel heap.
@@ -231,6 +268,8 @@ pub unsafe extern "C" fn lc_new(links: usize, bytes_per_ns: *const f64, latency_
         compat: compat != 0,
         busy: vec![false; links],
         waiting: (0..links).map(|_| VecDeque::new()).collect(),
+        free_key: vec![(0.0, 0, 0); links],
+        free_queued: vec![false; links],
         link_bytes: vec![0.0; links],
         link_busy_ns: vec![0.0; links],
         peak_queue: vec![0; links],
@@ -243,6 +282,7 @@ pub unsafe extern "C" fn lc_new(links: usize, bytes_per_ns: *const f64, latency_
         now: 0.0,
         seq: 0,
         sub: 0,
+        cur: (0.0, -1, 0),
         events: 0,
         record: false,
         transfers: Vec::new(),
@@ -313,10 +353,12 @@ impl Core {
             }
             let ev = self.heap.pop().unwrap();
             self.now = ev.t;
+            self.cur = (ev.t, ev.seq as i64, ev.sub);
             self.events += 1;
             match ev.kind {
                 EV_FREE => {
                     let link = ev.id as usize;
+                    self.free_queued[link] = false;
                     match self.waiting[link].pop_front() {
                         Some(slot) => self.start(link, slot),
                         None => self.busy[link] = false,

@@ -111,6 +111,9 @@ pub struct Host {
     counted: u64,
     /// the id that ``wake`` and ``send`` are bound to (see [`LIVE`])
     id: u64,
+    /// true while ``wake`` runs a callback: a call from Python is then inside the core's
+    /// event, whose key is ``Core::cur``; else inside the kernel's current event
+    in_wake: bool,
 }
 
 /// Live cores by id. ``wake`` and ``send`` are bound to an id, not to the core's address: a
@@ -177,14 +180,27 @@ unsafe fn next_seq(h: &Host) -> Option<u64> {
     Some(v)
 }
 
-/// The kernel's now and the next number of its counter: the key of a call from Python.
-unsafe fn now_and_seq(h: &Host) -> Option<(f64, u64)> {
+/// The kernel's now and the next number of its counter: the key of a call from Python. Also
+/// sets the core's current event (``Core::cur``) to the kernel's, unless the call comes from a
+/// callback of the core's own event (``wake``), whose key it already is.
+unsafe fn now_and_seq(c: &mut Core) -> Option<(f64, u64)> {
+    let h = c.host.as_ref().unwrap();
     let now_o = PyObject_GetAttrString(h.queue, c"now".as_ptr());
     if now_o.is_null() {
         return None;
     }
     let now = PyFloat_AsDouble(now_o);
     Py_DecRef(now_o);
+    if !h.in_wake {
+        let seq_o = PyObject_GetAttrString(h.queue, c"current_seq".as_ptr());
+        if seq_o.is_null() {
+            return None;
+        }
+        let current = PyLong_AsLongLong(seq_o);
+        Py_DecRef(seq_o);
+        c.cur = (now, current, 0);
+    }
+    let h = c.host.as_ref().unwrap();
     Some((now, next_seq(h)?))
 }
 
@@ -255,6 +271,7 @@ unsafe extern "C" fn attach(_m: *mut PyObject, args: *const *mut PyObject, n: is
         sent: 0,
         bytes_sent: 0.0,
         counted: 0,
+        in_wake: false,
     });
     let out = PyTuple_New(3);
     PyTuple_SetItem(out, 0, wake);
@@ -345,7 +362,7 @@ unsafe extern "C" fn send(core: *mut PyObject, args: *const *mut PyObject, n: is
         Py_DecRef(r);
         return none();
     }
-    let Some((now, seq)) = now_and_seq(h) else { return null_mut() };
+    let Some((now, seq)) = now_and_seq(c) else { return null_mut() };
     Py_IncRef(cb);
     Py_IncRef(arg);
     let slot = c.send(rid as u32, nbytes, now, seq) as usize;
@@ -365,6 +382,13 @@ unsafe extern "C" fn send(core: *mut PyObject, args: *const *mut PyObject, n: is
 unsafe extern "C" fn wake(core: *mut PyObject, _arg: *mut PyObject) -> *mut PyObject {
     let Some(c) = bound(core) else { return none() }; // its backend is gone: nothing to run
     let c = &mut *c;
+    c.host.as_mut().unwrap().in_wake = true;
+    let out = run_and_call_back(c);
+    c.host.as_mut().unwrap().in_wake = false;
+    out
+}
+
+unsafe fn run_and_call_back(c: &mut Core) -> *mut PyObject {
     let mut woken = true;
     loop {
         let h = c.host.as_ref().unwrap();
@@ -453,8 +477,7 @@ unsafe extern "C" fn ring_start(core: *mut PyObject, args: *const *mut PyObject,
         return fail(c"link core: ring_start with a negative rank, size or count");
     }
     let Some(route) = route_id(c, rank as u64, dst as u64) else { return null_mut() };
-    let h = c.host.as_ref().unwrap();
-    let Some((now, seq)) = now_and_seq(h) else { return null_mut() };
+    let Some((now, seq)) = now_and_seq(c) else { return null_mut() };
     let ring = Ring {
         rank: rank as u32,
         dst: dst as u32,

@@ -72,10 +72,24 @@ class EventQueue:
     per batch.
     """
 
-    __slots__ = ("now", "_heap", "_seq", "events_processed", "stall_limit_events", "progress_probe", "stall_reports")
+    __slots__ = (
+        "now",
+        "current_seq",
+        "_heap",
+        "_seq",
+        "events_processed",
+        "stall_limit_events",
+        "progress_probe",
+        "stall_reports",
+    )
 
     def __init__(self) -> None:
         self.now: float = 0.0
+        # the seq of the event being processed (-1 before the first; once the heap ran empty,
+        # a fresh number: after every event scheduled so far, before any scheduled later):
+        # with ``now``, where a call stands among the events (a compiled backend that keeps
+        # some events off the heap asks it: network/congestion_native.py)
+        self.current_seq = -1
         self._heap: list[tuple[float, int, Callback, Any]] = []
         self._seq = count()
         self.events_processed = 0
@@ -124,7 +138,7 @@ class EventQueue:
                     for k in range(batch):  # noqa: B007 - k counts the events after the loop
                         if not heap:
                             break
-                        t, _, callback, arg = pop(heap)
+                        t, self.current_seq, callback, arg = pop(heap)
                         self.now = t
                         callback(arg)
                     else:
@@ -133,7 +147,7 @@ class EventQueue:
                     for k in range(batch):  # noqa: B007 - k counts the events after the loop
                         if not heap or heap[0][0] > limit:
                             break
-                        t, _, callback, arg = pop(heap)
+                        t, self.current_seq, callback, arg = pop(heap)
                         self.now = t
                         callback(arg)
                     else:
@@ -157,6 +171,8 @@ class EventQueue:
                     raise self._livelock(stalled)
         finally:
             self.events_processed += processed + k + 1  # k + 1: the batch cut short by an error
+            if not heap:
+                self.current_seq = next(self._seq)  # every event scheduled so far has run
         return self.now
 
     def _livelock(self, events: int) -> LivelockError:
