@@ -1,9 +1,10 @@
-"""Ring phases in the congestion-aware backend's compiled core (``native/link_core/src/ring.rs``,
-handed over by ``system/collective_engine.Engine._to_core``) against the links-only core and
-the pure-Python reference: per-rank results, timelines, collective records, event counts and
-the backend's counters equal (==) on random small training steps in both modes, with ring,
-direct and halving-doubling mixed, several chunks and queues, rendezvous; the core really
-runs the rings; a receive nobody answers is reported."""
+"""Ring phases in the compiled core (``native/link_core/src/ring.rs``, handed over by
+``system/collective_engine.Engine._to_core``) on the congestion-aware backend (against the
+links-only core and the pure-Python reference) and on the analytical one
+(``network/analytical_native.py``, against ``analytical.py``): per-rank results, timelines,
+collective records, event counts and the backend's counters equal (==) on random small
+training steps in both modes, with ring, direct and halving-doubling mixed, several chunks and
+queues, rendezvous; the core really runs the rings; a receive nobody answers is reported."""
 
 from __future__ import annotations
 
@@ -68,9 +69,10 @@ def _case(seed: int) -> tuple[Platform, object, str]:
     return platform, w.graphs, f"{dims} tp{tp} pp{pp} dp{dp} {impl} acpd {acpd} {compat}"
 
 
-def _run(monkeypatch, core: str, platform: Platform, graphs: object) -> RunResult:
+def _run(monkeypatch, core: str, platform: Platform, graphs: object, backend: str = "congestion_aware") -> RunResult:
     monkeypatch.setenv("TRAINSIM_CONGESTION_CORE", core)
-    return simulate(platform, graphs, backend="congestion_aware")  # type: ignore[arg-type]
+    monkeypatch.setenv("TRAINSIM_ANALYTICAL_CORE", "python" if core == "python" else "native")
+    return simulate(platform, graphs, backend=backend, symmetry=backend == "congestion_aware")  # type: ignore[arg-type]
 
 
 def _summary(r: RunResult) -> tuple:
@@ -92,10 +94,20 @@ def test_random_steps_are_the_references(monkeypatch, seed):
     assert _summary(_run(monkeypatch, "native", platform, graphs)) == ref, what
 
 
+@pytest.mark.parametrize("seed", range(10))
+def test_random_steps_on_the_analytical_backend_are_the_references(monkeypatch, seed):
+    """Rank by rank (no symmetric shortcut), so that every ring phase of a compatibility-mode
+    run is the core's."""
+    platform, graphs, what = _case(seed)
+    ref = _summary(_run(monkeypatch, "python", platform, graphs, "congestion_unaware"))
+    assert _summary(_run(monkeypatch, "native", platform, graphs, "congestion_unaware")) == ref, what
+
+
 @pytest.mark.fuzz
 @pytest.mark.parametrize("seed", range(10, 70))
 def test_more_random_steps_are_the_references(monkeypatch, seed):
     test_random_steps_are_the_references(monkeypatch, seed)
+    test_random_steps_on_the_analytical_backend_are_the_references(monkeypatch, seed)
 
 
 def test_the_core_runs_the_rings(monkeypatch):
@@ -120,15 +132,15 @@ def test_an_unanswered_receive_is_reported():
     message it sent ahead arrived (and waits to be matched)."""
     q = EventQueue()
     net = NativeCongestionAwareNetwork(NetworkSpec((DimSpec("Ring", 8, 50 * GiB, 500.0),)), q, compat_astra=True)
-    ring_start = net.ring_core(10.0, 10.0, 1600e9, True)
+    ring_start = net.ring_core(10.0, 10.0, 1600e9, True)[0]
     ended: list[object] = []
-    ring_start(0, 1, 7, 5, 1000, 1, 7, 14, 2, ended.append, "phase")
+    ring_start(0, 1, 7, 5, 1000, 1, 7, 14, 2, -1.0, ended.append, "phase")
     q.run()
     assert ended == []
     assert net.ring_waiting() == [(0, 5, 7, 1000)]
     assert (net.messages_sent, net.messages_delivered, net.bytes_sent) == (1, 1, 1000)
     with pytest.raises(RuntimeError, match="negative"):
-        ring_start(0, 1, 7, 5, -1, 1, 7, 14, 2, ended.append, None)
+        ring_start(0, 1, 7, 5, -1, 1, 7, 14, 2, -1.0, ended.append, None)
 
 
 def test_a_lone_two_member_ring_ends_and_calls_back():
@@ -136,10 +148,10 @@ def test_a_lone_two_member_ring_ends_and_calls_back():
     and call ``on_end(arg)`` once each, at the reference's arithmetic: 2 sends each."""
     q = EventQueue()
     net = NativeCongestionAwareNetwork(NetworkSpec((DimSpec("Ring", 2, 1e9, 0.0),)), q, compat_astra=True)
-    ring_start = net.ring_core(10.0, 10.0, 1e9, True)
+    ring_start = net.ring_core(10.0, 10.0, 1e9, True)[0]
     ended: list[tuple[float, str]] = []
     for rank, name in ((0, "a"), (1, "b")):
-        ring_start(rank, 1 - rank, 1 - rank, 9, 100, 1, 1, 2, 2, lambda arg: ended.append((q.now, arg)), name)
+        ring_start(rank, 1 - rank, 1 - rank, 9, 100, 1, 1, 2, 2, -1.0, lambda arg: ended.append((q.now, arg)), name)
     q.run()
     assert sorted(arg for _, arg in ended) == ["a", "b"]
     assert net.ring_waiting() == [] and net.messages_sent == 4 and not net.carrying()
@@ -158,10 +170,38 @@ def test_the_engine_reports_the_cores_unanswered_receives():
     net = NativeCongestionAwareNetwork(spec, q, compat_astra=True)
     options = EngineOptions(AstraEndpoint(10, 1600e9, compat_astra=True), compat_astra=True, active_chunks=1, scf=False)
     engine = Engine(q, net, net.topology, options, on_rank_done=print)
-    assert engine._ring_start is not None
-    engine._ring_start(0, 1, 7, 5, 1000, 1, 7, 14, 2, print, None)
+    ring_start = engine.ring_core()
+    assert ring_start is not None
+    ring_start(0, 1, 7, 5, 1000, 1, 7, 14, 2, -1.0, print, None)
     q.run()
     assert engine.waiting() == [(0, "a 1000 B message of chunk 5 from rank 7")]
-    assert SymmetricEngine(q, net, net.topology, options, on_rank_done=print)._ring_start is None
+    assert SymmetricEngine(q, net, net.topology, options, on_rank_done=print).ring_core() is None
     rendezvous = replace(options, rendezvous=True)
-    assert Engine(q, net, net.topology, rendezvous, on_rank_done=print)._ring_start is None
+    assert Engine(q, net, net.topology, rendezvous, on_rank_done=print).ring_core() is None
+
+
+def test_the_analytical_backend_counts_and_refuses_late_recording(monkeypatch):
+    """Its counters add the core's ring messages; a transfer record started after the core
+    took rings would miss theirs, so it is refused; with one from the start no offer is made;
+    an unknown ``$TRAINSIM_ANALYTICAL_CORE`` is said."""
+    from trainsim.errors import ConfigError
+    from trainsim.network.analytical_native import NativeAnalyticalNetwork, make_congestion_unaware
+
+    spec = NetworkSpec((DimSpec("Ring", 2, 1e9, 0.0),))
+    q = EventQueue()
+    net = make_congestion_unaware(spec, q, compat_astra=True)
+    assert type(net) is NativeAnalyticalNetwork
+    ring_start, delay = net.ring_core(10.0, 10.0, 1e9, True)
+    for rank in (0, 1):
+        ring_start(rank, 1 - rank, 1 - rank, 9, 100, 1, 1, 2, 2, delay(rank, 1 - rank, 100), print, None)
+    net.send(0, 1, 7, print, "p2p")
+    q.run()
+    assert (net.messages_sent, net.bytes_sent) == (5, 407) and net.ring_waiting() == []
+    with pytest.raises(RuntimeError, match="from the start"):
+        net.transfers = []
+    recording = NativeAnalyticalNetwork(spec, EventQueue(), compat_astra=True)
+    recording.transfers = []
+    assert recording.ring_core(10.0, 10.0, 1e9, True) is None
+    monkeypatch.setenv("TRAINSIM_ANALYTICAL_CORE", "fast")
+    with pytest.raises(ConfigError, match="TRAINSIM_ANALYTICAL_CORE='fast' is not a choice; expected one of native, python"):
+        make_congestion_unaware(spec, EventQueue())

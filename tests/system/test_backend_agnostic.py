@@ -5,10 +5,12 @@ registry itself: every built-in backend's name and class name."""
 
 from __future__ import annotations
 
+import importlib
 import re
 from pathlib import Path
 
 import trainsim.system
+from trainsim.network.base import BackendBase
 from trainsim.network.registry import _BUILTIN
 
 SYSTEM = Path(trainsim.system.__file__).parent
@@ -16,7 +18,8 @@ SYSTEM = Path(trainsim.system.__file__).parent
 
 def _pattern() -> re.Pattern[str]:
     """A backend's name as a string literal (or, where it is not a common word, anywhere),
-    its class name and its module path."""
+    its factory's name, its module path and every backend class its module holds (a factory's
+    module holds the classes it builds)."""
     parts = []
     for entry in _BUILTIN:
         assert isinstance(entry.factory, str)
@@ -25,6 +28,9 @@ def _pattern() -> re.Pattern[str]:
         if "_" in entry.name:
             parts.append(rf"\b{re.escape(entry.name)}\b")
         parts += [rf"\b{re.escape(cls)}\b", re.escape(module)]
+        for name, obj in vars(importlib.import_module(module)).items():
+            if isinstance(obj, type) and issubclass(obj, BackendBase) and obj is not BackendBase:
+                parts.append(rf"\b{re.escape(name)}\b")
     return re.compile("|".join(parts))
 
 

@@ -41,7 +41,8 @@ const EV_FREE: u8 = 1;
 const EV_GENERAL: u8 = 2;
 /// a ring phase's receive matched a message that was there first (``on_recv``)
 const EV_RECV: u8 = 3;
-/// a ring message that crosses no link is delivered (``id`` is its slot)
+/// a ring message that crosses no link, or that the backend prices itself, is delivered
+/// (``id`` is its slot)
 const EV_LOCAL: u8 = 4;
 /// ``Msg::ring_tag`` of a message whose delivery runs Python's ``on_arrival``
 const PYTHON_MESSAGE: i64 = i64::MIN;

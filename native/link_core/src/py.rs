@@ -455,13 +455,15 @@ unsafe extern "C" fn sent(_m: *mut PyObject, core: *mut PyObject) -> *mut PyObje
     out
 }
 
-/// ``ring_start(rank, dst, src, tag, msg, first, later, sends_left, flags, on_end, arg)``
-/// bound to a core: a ring phase (``ring.rs``) taken over at the kernel's now, which calls
-/// ``on_end(arg)`` when it is over. ``flags``: 1 reduce-scatter (every later insertion
+/// ``ring_start(rank, dst, src, tag, msg, first, later, sends_left, flags, delay, on_end,
+/// arg)`` bound to a core: a ring phase (``ring.rs``) taken over at the kernel's now, which
+/// calls ``on_end(arg)`` when it is over. ``flags``: 1 reduce-scatter (every later insertion
 /// reduces), 2 all-reduce (later insertions of odd rounds reduce), 4 the Fast path.
+/// ``delay``: each message's delay in ns when the backend prices messages itself, else
+/// negative (the messages take the links of their route).
 unsafe extern "C" fn ring_start(core: *mut PyObject, args: *const *mut PyObject, n: isize) -> *mut PyObject {
-    if n != 11 {
-        return wrong_arguments(c"ring_start(rank, dst, src, tag, msg, first, later, sends_left, flags, on_end, arg) takes 11 arguments");
+    if n != 12 {
+        return wrong_arguments(c"ring_start(rank, dst, src, tag, msg, first, later, sends_left, flags, delay, on_end, arg) takes 12 arguments");
     }
     let Some(c) = bound(core) else { return fail(c"link core: ring_start on a freed backend") };
     let c = &mut *c;
@@ -476,13 +478,23 @@ unsafe extern "C" fn ring_start(core: *mut PyObject, args: *const *mut PyObject,
     if rank < 0 || dst < 0 || src < 0 || msg < 0 || first < 1 || later < 0 || sends_left < 0 {
         return fail(c"link core: ring_start with a negative rank, size or count");
     }
-    let Some(route) = route_id(c, rank as u64, dst as u64) else { return null_mut() };
+    let delay = PyFloat_AsDouble(*args.add(9));
+    if !PyErr_Occurred().is_null() {
+        return null_mut();
+    }
+    let route = if delay >= 0.0 {
+        -1
+    } else {
+        let Some(route) = route_id(c, rank as u64, dst as u64) else { return null_mut() };
+        route
+    };
     let Some((now, seq)) = now_and_seq(c) else { return null_mut() };
     let ring = Ring {
         rank: rank as u32,
         dst: dst as u32,
         src: src as u32,
         route,
+        delay,
         tag,
         msg,
         first: first as u32,
@@ -494,7 +506,7 @@ unsafe extern "C" fn ring_start(core: *mut PyObject, args: *const *mut PyObject,
         ..Ring::default()
     };
     let id = c.ring_start(ring, now, seq) as usize;
-    let (cb, arg) = (*args.add(9), *args.add(10));
+    let (cb, arg) = (*args.add(10), *args.add(11));
     Py_IncRef(cb);
     Py_IncRef(arg);
     let h = c.host.as_mut().unwrap();

@@ -8,6 +8,8 @@
 //! the kernel would number them (``lib.rs``), so the order of every event is the
 //! reference's. Only rings whose chunk runs nothing but rings come here: every message of
 //! such a chunk's tag is one of these, so matching here equals matching there.
+//! On the analytical backend (``network/analytical_native.py``) the core has no links: a
+//! ring's message is one event at the backend's delay, priced once per ring by Python.
 //! Times in ns, sizes in bytes, bandwidth in B/s.
 
 use std::collections::{HashMap, VecDeque};
@@ -26,6 +28,9 @@ pub struct Ring {
     pub src: u32,
     /// route id of rank -> dst, -1 when it crosses no link
     pub route: i64,
+    /// the backend's delay of one message (ns) when it prices messages itself (the analytical
+    /// backend: no links here); negative when the message takes its route
+    pub delay: f64,
     pub tag: i64,
     pub msg: i64,
     pub first: u32,
@@ -172,7 +177,10 @@ impl Core {
             ring_bytes: r.msg,
         };
         let slot = self.new_message(msg);
-        if r.route < 0 {
+        if r.delay >= 0.0 {
+            let at = self.now + r.delay; // the analytical backend's one event per message
+            self.schedule(at, EV_LOCAL, slot);
+        } else if r.route < 0 {
             self.rings.delivered += 1; // as the backend counts one that crosses no link
             let now = self.now;
             self.schedule(now, EV_LOCAL, slot);

@@ -29,8 +29,8 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from trainsim.errors import ConfigError
 from trainsim.network.congestion_aware import CongestionAwareNetwork
+from trainsim.network.core_choice import core_choice
 
 if TYPE_CHECKING:
     from trainsim.config.types import NetworkSpec
@@ -112,19 +112,13 @@ def make_congestion_aware(
     return CongestionAwareNetwork(spec, queue, compat_astra=compat_astra, graph=graph)
 
 
-_CHOICES = ("native", "links", "python")
-
-
 def _core_choice() -> str:
     """``$TRAINSIM_CONGESTION_CORE`` (module docstring); unset or empty is ``native``."""
-    value = os.environ.get("TRAINSIM_CONGESTION_CORE", "").strip().lower() or "native"
-    if value not in _CHOICES:
-        raise ConfigError(
-            f"TRAINSIM_CONGESTION_CORE={os.environ['TRAINSIM_CONGESTION_CORE']!r} is not a choice; "
-            f"expected one of {', '.join(_CHOICES)}",
-            hint="native: links and ring phases compiled; links: the links only; python: the reference",
-        )
-    return value
+    return core_choice(
+        "TRAINSIM_CONGESTION_CORE",
+        ("native", "links", "python"),
+        "native: links and ring phases compiled; links: the links only; python: the reference",
+    )
 
 
 class NativeCongestionAwareNetwork(CongestionAwareNetwork):
@@ -192,15 +186,16 @@ class NativeCongestionAwareNetwork(CongestionAwareNetwork):
     # -- ring phases in the core (native/link_core/src/ring.rs) -----------------------------
 
     def ring_core(self, delay_ns: float, fast_ns: float, local_mem_bw: float, compat_astra: bool) -> Any:
-        """The core's ``ring_start(rank, dst, src, tag, msg, first, later, sends_left, flags,
-        on_end, arg)``, its insertions priced as ``endpoint.AstraEndpoint`` with these
-        parameters (E and the Fast path in ns, local-mem-bw in B/s): the collective engine
-        hands it whole ring phases (``collective_engine.Engine``). None with
-        ``$TRAINSIM_CONGESTION_CORE=links`` (the links only, the phases in Python)."""
+        """``(ring_start, None)``: the core's ``ring_start(rank, dst, src, tag, msg, first,
+        later, sends_left, flags, delay, on_end, arg)``, its insertions priced as
+        ``endpoint.AstraEndpoint`` with these parameters (E and the Fast path in ns,
+        local-mem-bw in B/s), its messages on their routes' links (no delay of the backend's:
+        None); the collective engine hands it whole ring phases (``collective_engine.Engine``).
+        None with ``$TRAINSIM_CONGESTION_CORE=links`` (the links only, the phases in Python)."""
         if _core_choice() == "links":
             return None
         self._lib.lc_ring_endpoint(self._handle, delay_ns, fast_ns, local_mem_bw, 1 if compat_astra else 0)
-        return self._ring_start
+        return self._ring_start, None
 
     def ring_waiting(self) -> list[tuple[int, int, int, int]]:
         """(receiver, chunk tag, sender, bytes) of each receive a ring phase in the core posted

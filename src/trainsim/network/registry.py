@@ -63,7 +63,7 @@ def _resolve(ref: Any) -> Any:
 _BUILTIN = (
     BackendEntry(
         "congestion_unaware",
-        "trainsim.network.analytical:AnalyticalNetwork",
+        "trainsim.network.analytical_native:make_congestion_unaware",
         Capabilities(symmetry=PAIRWISE, whole_ns_compat=True, in_switch=True),
         "hops x latency + bytes / bandwidth per message (ASTRA-sim's analytical backend)",
     ),

@@ -228,8 +228,12 @@ class Engine:
             self.send = self._rdv_send  # type: ignore[method-assign]
             self.recv = self._rdv_recv  # type: ignore[method-assign]
         self.injection = injection
-        # ring phases run in the network's compiled core where it offers to (``_core_rings``)
-        self._ring_start = self._core_rings(endpoint)
+        # ring phases run in the network's compiled core where it offers to (``_core_rings``),
+        # asked when the first collective starts (a run whose collectives are all folded never
+        # loads the core); ``_ring_delay``: the backend's message delay where it prices them
+        self._ring_offer = self._core_rings(endpoint)
+        self._ring_start: Callable[..., None] | None = None
+        self._ring_delay: Callable[[int, int, int], float] | None = None
         self._in_core_last: tuple[object, bool] = (None, False)  # ``_in_core``'s last answer
         self.on_rank_done = on_rank_done
         self.ranks: dict[int, RankState] = {}
@@ -245,9 +249,9 @@ class Engine:
         self._rdv_sends: dict[tuple[int, int, int], deque[tuple[Phase, int, int]]] = {}
         self._rdv_early: dict[tuple[int, int, int], int] = {}
 
-    def _core_rings(self, endpoint: EndpointModel) -> Callable[..., None] | None:
-        """The network core's ``ring_start`` (``congestion_native``'s ``ring_core``) when it
-        offers one and this engine is the plain rank-by-rank host of ring phases priced by
+    def _core_rings(self, endpoint: EndpointModel) -> Callable[..., Any] | None:
+        """The network's ``ring_core`` offer (``congestion_native``, ``analytical_native``)
+        when it has one and this engine is the plain rank-by-rank host of ring phases priced by
         ASTRA-sim's endpoint: no subclass (symmetric hosts send otherwise), no rendezvous, no
         resource-sharing endpoint, no injection model. The core then runs what ``bundle``,
         ``send``, ``recv``, ``_arrive`` and ``RingPhase`` do for those phases, event for event
@@ -262,7 +266,18 @@ class Engine:
             or self.injection is not None
         ):
             return None
-        return offer(endpoint.delay_ns, endpoint.fast_ns, endpoint.local_mem_bw, endpoint.compat_astra)  # type: ignore[no-any-return]
+        return offer  # type: ignore[no-any-return]
+
+    def ring_core(self) -> Callable[..., None] | None:
+        """The core's ``ring_start``, asking the network on the first call (None: no core)."""
+        offer = self._ring_offer
+        if offer is not None:
+            self._ring_offer = None
+            endpoint = cast(AstraEndpoint, self.options.endpoint)
+            got = offer(endpoint.delay_ns, endpoint.fast_ns, endpoint.local_mem_bw, endpoint.compat_astra)
+            if got is not None:
+                self._ring_start, self._ring_delay = got
+        return self._ring_start
 
     def _to_core(self, stream: Stream, spec: PhaseSpec, members: list[int], index: int) -> None:
         """Hand the stream's ring phase to the network's core (what ``RingPhase`` and this
@@ -281,8 +296,9 @@ class Engine:
         stream.work.record.dim_bytes[d] += sends * msg
         comm_type = spec.comm_type
         flags = (comm_type == REDUCE_SCATTER) | (comm_type == ALL_REDUCE) << 1 | bool(layout.fast) << 2
+        delay = -1.0 if self._ring_delay is None else self._ring_delay(rank, dst, msg)
         assert self._ring_start is not None
-        self._ring_start(rank, dst, src, stream.tag, msg, 1, n - 1, sends, flags, self._core_finish, stream)
+        self._ring_start(rank, dst, src, stream.tag, msg, 1, n - 1, sends, flags, delay, self._core_finish, stream)
 
     def _core_finish(self, stream: Stream) -> None:
         """A ring phase run by the core is over (``finish`` without a Python phase)."""
@@ -633,7 +649,7 @@ class Engine:
         chunks: the last answer is kept."""
         if chunks is self._in_core_last[0]:
             return self._in_core_last[1]
-        ok = self._ring_start is not None and all(
+        ok = (self._ring_start is not None or self.ring_core() is not None) and all(
             type(spec) is PhaseSpec and spec.algo.kind == RING and type(spec.in_size) is int
             for phases in chunks
             for spec in phases
