@@ -13,11 +13,16 @@ every rank with ``pi(x) = r`` maps the whole workload onto itself:
   platform's mode: the dimensions crossed and the coordinate offset class in each, as
   ``group.py`` compares them: the same delay and injection port);
 - each collective's group ``G`` of ``y`` at a position maps, member by member, to the group
-  ``G'`` of ``pi(y)`` there, up to a rotation of the member order (``pi(G[i]) = G'[i + s]``),
-  and both groups have the same offset table, every member seeing every offset alike, offsets
-  ``o`` and ``-o`` alike (``group.py``'s condition for a collective whose members all behave
-  as member 0; so a rotation of the order changes nothing); rooted collectives and
-  asymmetric algorithms (double binary tree) refuse;
+  ``G'`` of ``pi(y)`` there, either up to a rotation of the member order (``pi(G[i]) =
+  G'[i + s]``) when both groups have the same offset table, every member seeing every offset
+  alike, and, where halving-doubling is configured (a member talks to ``i + o`` or ``i - o``
+  by its index), offsets ``o`` and ``-o`` alike (``group.py``'s condition for a collective
+  whose members all behave as member 0; so a rotation of the order changes nothing), or, for a
+  group whose members see the offsets differently (a ring's consecutive ranks, whose last
+  member reaches the first the long way round), in order (``pi(G[i]) = G'[i]``) when the two
+  groups' ordered tables are equal: the path from member ``i`` to member ``j`` has the same
+  shape in both, for every ``i``, ``j`` (groups of up to :data:`ORDERED_GROUP_LIMIT`
+  members); rooted collectives and asymmetric algorithms (double binary tree) refuse;
 - no collective spans the whole machine (a renaming would have to be an automorphism of
   the network; ``whole_step.py`` covers uniform whole-machine steps).
 
@@ -46,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from trainsim.collectives import ASYMMETRIC_KINDS, ROOTED_TYPES
+from trainsim.collectives import ASYMMETRIC_KINDS, HALVING_DOUBLING, ROOTED_TYPES
 from trainsim.config.types import Platform
 from trainsim.enums import NodeType
 from trainsim.system.result import NodeTimeline, RunResult
@@ -56,6 +61,9 @@ from trainsim.workload.graph import CodedNames, WorkloadGraph
 _SEND, _RECV, _COLL = int(NodeType.COMM_SEND_NODE), int(NodeType.COMM_RECV_NODE), int(NodeType.COMM_COLL_NODE)
 
 # every column but the peers (comm_src, comm_dst) and groups (pg_name), and the names
+ORDERED_GROUP_LIMIT = 64
+"""The largest group whose ordered table (member ``i`` to member ``j``, every pair) is built."""
+
 _SAME_COLUMNS = (
     "ids", "types", "duration_s", "is_cpu_op", "num_ops", "tensor_size", "comm_type", "comm_size",
     "comm_tag", "comm_priority", "present", "data_dep_ptr", "data_dep_ids", "ctrl_dep_ptr", "ctrl_dep_ids",
@@ -138,6 +146,8 @@ class _Finder:
         self.graphs = graphs
         self.n = len(graphs)
         self._tables: dict[str, Any] = {}
+        self._ordered: dict[str, Any] = {}
+        self.halving = _halving_configured(platform)
         self._shapes: dict[tuple[int, int], tuple[tuple[int, int], ...]] = {}
 
     # -- classes of equal structure ---------------------------------------------------------
@@ -184,8 +194,9 @@ class _Finder:
         return found
 
     def table(self, name: str) -> Any:
-        """The group's offset table (``o`` and ``-o`` alike), None when a member sees an offset
-        differently or the group is not one (a whole-machine collective)."""
+        """The group's offset table (``o`` and ``-o`` alike where halving-doubling is
+        configured), None when a member sees an offset differently or the group is not one (a
+        whole-machine collective)."""
         if name in self._tables:
             return self._tables[name]
         members = self.groups.get(name)
@@ -198,9 +209,26 @@ class _Finder:
                 if len(seen) != 1:
                     break
                 table.append(seen.pop())
-            if len(table) == k - 1 and all(table[o - 1] == table[k - o - 1] for o in range(1, k)):
+            if len(table) == k - 1 and (not self.halving or all(table[o - 1] == table[k - o - 1] for o in range(1, k))):
                 out = tuple(table)
         self._tables[name] = out
+        return out
+
+    def ordered_table(self, name: str) -> Any:
+        """The shape of the path from member ``i`` to member ``j`` for every pair, in the
+        group's order; None when the group is not one or is too large."""
+        if name in self._ordered:
+            return self._ordered[name]
+        members = self.groups.get(name)
+        out: Any = None
+        if (
+            members is not None
+            and len(members) <= ORDERED_GROUP_LIMIT
+            and len(set(members)) == len(members)
+            and all(0 <= m < self.n for m in members)
+        ):
+            out = tuple(tuple(self.shape(a, b) for b in members) for a in members)
+        self._ordered[name] = out
         return out
 
     # -- one renaming -----------------------------------------------------------------------
@@ -242,12 +270,16 @@ class _Finder:
                         return None
                     continue
                 tg, th = self.table(g), self.table(h)
-                if tg is None or tg != th:
-                    return None
-                gm, hm = groups[g], groups[h]
+                gm, hm = groups.get(g, ()), groups.get(h, ())
                 if y not in gm or z not in hm:
                     return None
                 s = hm.index(z) - gm.index(y)
+                if tg is None and th is None and s == 0:  # in order: the ordered tables decide
+                    og = self.ordered_table(g)
+                    if og is None or og != self.ordered_table(h):
+                        return None
+                elif tg is None or tg != th:
+                    return None
                 k = len(gm)
                 if any(not bind(gm[i], hm[(i + s) % k]) for i in range(k)):
                     return None
@@ -259,16 +291,24 @@ class _Finder:
         return pi
 
 
-def _algorithms_symmetric(platform: Platform) -> bool:
-    """Whether every configured algorithm runs the same schedule on every member (no custom
-    collective, no tree or in-switch one)."""
+def _configured_kinds(platform: Platform) -> set[str]:
     from trainsim.collectives.algorithms import parse_algorithm
 
     impl = platform.system.implementations
-    if impl.custom:
-        return False
     names = (*impl.all_reduce, *impl.all_gather, *impl.reduce_scatter, *impl.all_to_all)
-    return all(parse_algorithm(name).kind not in ASYMMETRIC_KINDS for name in names)
+    return {parse_algorithm(name).kind for name in names}
+
+
+def _halving_configured(platform: Platform) -> bool:
+    return HALVING_DOUBLING in _configured_kinds(platform)
+
+
+def _algorithms_symmetric(platform: Platform) -> bool:
+    """Whether every configured algorithm runs the same schedule on every member (no custom
+    collective, no tree or in-switch one)."""
+    if platform.system.implementations.custom:
+        return False
+    return not (_configured_kinds(platform) & ASYMMETRIC_KINDS)
 
 
 def find_mirrors(
