@@ -73,6 +73,18 @@ CASES = {
         "megatron-18b --tp 8 --pp 4 --dp 8 --micro-batch 1 --global-batch 64 --recompute full",
         ("Ring",), (256,), (100.0,), (500.0,), 40.9, 1_741_148_342,
     ),
+    # the same files on the congestion-unaware backend: no two ranks fold (the data-parallel
+    # rings are segments of the Ring; the step is asymmetric), every rank runs
+    "megatron18b-ring": (
+        "megatron-18b --tp 8 --pp 4 --dp 8 --micro-batch 1 --global-batch 64 --recompute full",
+        ("Ring",), (256,), (100.0,), (500.0,), None, None,
+    ),
+    # tensor-parallel groups of 8 consecutive ranks, data-parallel rings around the whole Ring:
+    # the replicas fold (8 of 256 ranks run)
+    "megatron18b-ring-dp32": (
+        "megatron-18b --tp 8 --pp 1 --dp 32 --micro-batch 1 --global-batch 64 --recompute full",
+        ("Ring",), (256,), (100.0,), (500.0,), None, None,
+    ),
     # GPT-3's full batch of 1,536 (192 micro-batches per pipeline): no ASTRA-sim time recorded
     "gpt3-1536": (
         "gpt3-175b --tp 8 --pp 16 --dp 8 --micro-batch 1 --global-batch 1536 --recompute full --network-dims 8,128",
