@@ -235,6 +235,7 @@ class Engine:
         self._ring_start: Callable[..., None] | None = None
         self._ring_delay: Callable[[int, int, int], float] | None = None
         self._in_core_last: tuple[object, bool] = (None, False)  # ``_in_core``'s last answer
+        self._rings: dict[tuple[Any, ...], tuple[Any, ...]] = {}  # ``_to_core``'s numbers
         self.on_rank_done = on_rank_done
         self.ranks: dict[int, RankState] = {}
         self.active_ranks = 0  # ranks with streams in flight (``RankState.active`` > 0)
@@ -283,22 +284,29 @@ class Engine:
         """Hand the stream's ring phase to the network's core (what ``RingPhase`` and this
         host would do, with no Python phase); the core calls ``_core_finish`` at its end.
         Its bytes are counted now: every packet of a ring goes to the same peer."""
-        n = len(members)
-        msg = ring_sizes(spec.comm_type, spec.in_size, n)[0]
-        sends = ring_sends(spec.comm_type, n)
-        sign = 1 if spec.clockwise else -1
-        rank = stream.rank
-        dst, src = members[(index + sign) % n], members[(index - sign) % n]
-        layout = stream.layout
-        d = layout.dims[spec.ldim].net_dim
-        if d < 0:
-            d = self.topology.send_dim(rank, dst)
+        rank, layout = stream.rank, stream.layout
+        # a group's collectives repeat (every layer, every micro-batch): the ring's numbers
+        # are kept per layout, dimension, rank, type, size and direction
+        key = (id(layout), spec.ldim, rank, spec.comm_type, spec.in_size, spec.clockwise)
+        ring = self._rings.get(key)
+        if ring is None or ring[0] is not layout:
+            n = len(members)
+            comm_type = spec.comm_type
+            msg = ring_sizes(comm_type, spec.in_size, n)[0]
+            sign = 1 if spec.clockwise else -1
+            dst, src = members[(index + sign) % n], members[(index - sign) % n]
+            d = layout.dims[spec.ldim].net_dim
+            if d < 0:
+                d = self.topology.send_dim(rank, dst)
+            flags = (comm_type == REDUCE_SCATTER) | (comm_type == ALL_REDUCE) << 1 | bool(layout.fast) << 2
+            delay = -1.0 if self._ring_delay is None else self._ring_delay(rank, dst, msg)
+            ring = (layout, dst, src, msg, n - 1, ring_sends(comm_type, n), flags, delay, d)
+            if len(self._rings) < 1 << 20:
+                self._rings[key] = ring
+        _, dst, src, msg, later, sends, flags, delay, d = ring
         stream.work.record.dim_bytes[d] += sends * msg
-        comm_type = spec.comm_type
-        flags = (comm_type == REDUCE_SCATTER) | (comm_type == ALL_REDUCE) << 1 | bool(layout.fast) << 2
-        delay = -1.0 if self._ring_delay is None else self._ring_delay(rank, dst, msg)
         assert self._ring_start is not None
-        self._ring_start(rank, dst, src, stream.tag, msg, 1, n - 1, sends, flags, delay, self._core_finish, stream)
+        self._ring_start(rank, dst, src, stream.tag, msg, 1, later, sends, flags, delay, self._core_finish, stream)
 
     def _core_finish(self, stream: Stream) -> None:
         """A ring phase run by the core is over (``finish`` without a Python phase)."""
