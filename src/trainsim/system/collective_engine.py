@@ -30,6 +30,12 @@ dimension queues (astra-sim-semantics.md A3, B1-B2, C3-C6). Used by ``collective
   switch sends each member its download, one hop. Only on backends that declare the
   ``in_switch`` capability (``network/protocol.py``).
 
+Where the network offers it (``ring_core``: the congestion-aware and analytical backends'
+compiled core), a collective whose chunks are rings in every phase hands each ring phase to the
+core at its start and hears back at its end (``_to_core``, ``_core_finish``): the core does
+what ``bundle``, ``send``, ``recv``, the matching and ``RingPhase`` do here, event for event
+(``native/link_core/src/ring.rs``); the dimension queues and everything per chunk stay here.
+
 ``SymmetricEngine`` runs one representative rank of a collective whose members are all
 equivalent (same collective, same tick, vertex-transitive dimensions, symmetric algorithms):
 each message it sends stands for the identical message its mirror peer sends it at the same
