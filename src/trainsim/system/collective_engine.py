@@ -307,7 +307,7 @@ class Engine:
             flags = (comm_type == REDUCE_SCATTER) | (comm_type == ALL_REDUCE) << 1 | bool(layout.fast) << 2
             delay = -1.0 if self._ring_delay is None else self._ring_delay(rank, dst, msg)
             ring = (layout, dst, src, msg, n - 1, ring_sends(comm_type, n), flags, delay, d)
-            if len(self._rings) < 1 << 20:
+            if len(self._rings) < 1 << 18:
                 self._rings[key] = ring
         _, dst, src, msg, later, sends, flags, delay, d = ring
         stream.work.record.dim_bytes[d] += sends * msg
