@@ -28,7 +28,7 @@ $(NATIVE): native/packet_core/src/lib.rs native/packet_core/Cargo.toml
 		echo "the packet core did not build: the packet backend will use its Python engine"; \
 	else echo "cargo not found: the packet backend will use its Python engine"; fi
 
-$(LINK_CORE): native/link_core/src/lib.rs native/link_core/src/py.rs native/link_core/src/ring.rs native/link_core/Cargo.toml
+$(LINK_CORE): native/link_core/src/lib.rs native/link_core/src/py.rs native/link_core/src/ring.rs native/link_core/src/queues.rs native/link_core/Cargo.toml
 	@if command -v cargo >/dev/null 2>&1; then \
 		(cargo build -q --release --offline --manifest-path native/link_core/Cargo.toml && \
 		mkdir -p $(dir $@) && cp native/link_core/target/release/liblink_core.so $@.tmp && mv $@.tmp $@) || \

@@ -191,7 +191,7 @@ def test_the_analytical_backend_counts_and_refuses_late_recording(monkeypatch):
     q = EventQueue()
     net = make_congestion_unaware(spec, q, compat_astra=True)
     assert type(net) is NativeAnalyticalNetwork
-    ring_start, delay = net.ring_core(10.0, 10.0, 1e9, True)
+    ring_start, delay, _ = net.ring_core(10.0, 10.0, 1e9, True)
     for rank in (0, 1):
         ring_start(rank, 1 - rank, 1 - rank, 9, 100, 1, 1, 2, 2, delay(rank, 1 - rank, 100), print, None)
     net.send(0, 1, 7, print, "p2p")
@@ -205,3 +205,91 @@ def test_the_analytical_backend_counts_and_refuses_late_recording(monkeypatch):
     monkeypatch.setenv("TRAINSIM_ANALYTICAL_CORE", "fast")
     with pytest.raises(ConfigError, match="TRAINSIM_ANALYTICAL_CORE='fast' is not a choice; expected one of native, python"):
         make_congestion_unaware(spec, EventQueue())
+
+
+def test_a_rank_mixing_core_and_python_collectives_is_refused_and_rerun(monkeypatch):
+    """A rank's collectives run one at a time in a step (its communication slot), so a rank
+    never holds streams of two at once there; issued together straight to the runtime, a ring
+    all-reduce (whole in the core, with its queues) and a halving-doubling all-gather (Python's)
+    would share a rank's queues: refused. ``simulate`` answers such a refusal by running again
+    with every queue in Python (forced here), with the reference's result."""
+    from trainsim.enums import CommType
+    from trainsim.network.analytical_native import NativeAnalyticalNetwork
+    from trainsim.system import collective_engine
+    from trainsim.system.collective_api import CollectiveRequest
+    from trainsim.system.collective_runtime import CollectiveRuntime
+
+    impl = CollectiveImpl(("ring",), ("halvingDoubling",), ("ring",), ("ring",))
+    system = SystemSpec(preferred_dataset_splits=4, active_chunks_per_dimension=2, implementations=impl)
+    platform = Platform(NetworkSpec((DimSpec("Ring", 8, 50 * GiB, 500.0),)), system, compat="astra")
+    for core_queues in (True, False):
+        q = EventQueue()
+        rt = CollectiveRuntime(platform, NativeAnalyticalNetwork(platform.network, q, compat_astra=True), q, compat_astra=True, symmetry=False, core_queues=core_queues)
+        for comm, size in ((CommType.ALL_REDUCE, 1 << 20), (CommType.ALL_GATHER, 1 << 18)):
+            for r in range(8):
+                rt.issue(CollectiveRequest(r, int(comm), int(comm), size, None, "", None), lambda _a: None)
+        if core_queues:
+            with pytest.raises(collective_engine.CoreQueuesConflict, match="queued in the core"):
+                q.run()
+        else:
+            q.run()  # every queue in Python: no conflict
+    platform, graphs, _ = _case(2)
+    ref = _summary(_run(monkeypatch, "python", platform, graphs, "congestion_unaware"))
+    real = collective_engine.Engine._work_to_core
+    raised: list[bool] = []
+
+    def refuse_once(self, *args):
+        if not raised:
+            raised.append(True)
+            raise collective_engine.CoreQueuesConflict("forced")
+        return real(self, *args)
+
+    monkeypatch.setattr(collective_engine.Engine, "_work_to_core", refuse_once)
+    assert _summary(_run(monkeypatch, "native", platform, graphs, "congestion_unaware")) == ref
+    assert raised == [True]
+
+
+def test_work_start_refuses_malformed_chunks():
+    q = EventQueue()
+    net = NativeCongestionAwareNetwork(NetworkSpec((DimSpec("Ring", 4, 50 * GiB, 500.0),)), q, compat_astra=True)
+    work_start = net.ring_core(10.0, 10.0, 1600e9, True)[2]
+    with pytest.raises(RuntimeError, match="a list of chunks"):
+        work_start(0, 1, 0, 1, [], print, None)
+    with pytest.raises(RuntimeError, match="phases as a list"):
+        work_start(0, 1, 0, 1, [[]], print, None)
+    with pytest.raises(RuntimeError, match="a phase is"):
+        work_start(0, 1, 0, 1, [[(0, 1, 3)]], print, None)
+    with pytest.raises(RuntimeError, match="negative"):
+        work_start(0, 1, 0, 1, [[(0, -1, 3, 100, 3, 6, 2, -1.0)]], print, None)
+
+
+@pytest.mark.parametrize("policy", ["LIFO", "FIFO"])
+@pytest.mark.parametrize("backend", ["congestion_aware", "congestion_unaware"])
+def test_two_collectives_sharing_a_ranks_queues_in_the_core(monkeypatch, policy, backend):
+    """Issued straight to the runtime (a step never does: a rank runs one collective at a
+    time), three ring collectives share each rank's dimension queue in the core: later ones
+    are placed by priority ahead of waiting chunks (LIFO) or behind them (FIFO), exactly as
+    the Python queues place them."""
+    from trainsim.enums import CommType
+    from trainsim.network.registry import make_backend
+    from trainsim.system.collective_api import CollectiveRequest
+    from trainsim.system.collective_runtime import CollectiveRuntime
+
+    system = SystemSpec(scheduling_policy=policy, preferred_dataset_splits=4, active_chunks_per_dimension=2,
+                        implementations=CollectiveImpl(*((("ring",),) * 4)))  # fmt: skip
+    platform = Platform(NetworkSpec((DimSpec("Ring", 8, 50 * GiB, 500.0),)), system, compat="astra")
+
+    def records(core: str) -> list[tuple]:
+        monkeypatch.setenv("TRAINSIM_CONGESTION_CORE", core)
+        monkeypatch.setenv("TRAINSIM_ANALYTICAL_CORE", "python" if core == "python" else "native")
+        q = EventQueue()
+        rt = CollectiveRuntime(platform, make_backend(backend, platform.network, q, compat_astra=True), q, compat_astra=True, symmetry=False)
+        for node, (comm, size) in enumerate(((CommType.ALL_REDUCE, 1 << 20), (CommType.ALL_GATHER, 1 << 17), (CommType.REDUCE_SCATTER, 3 << 18))):
+            for r in range(8):
+                rt.issue(CollectiveRequest(r, node, int(comm), size, None, "", None), lambda _a: None)
+        q.run()
+        return sorted((x.rank, x.node_id, x.start_ns, x.end_ns, tuple(x.dim_bytes), tuple(map(tuple, x.chunk_spans))) for x in rt.records)
+
+    want = records("python")
+    assert len(want) == 24 and len({r[3] for r in want}) == 3  # each collective ends apart
+    assert records("native") == want

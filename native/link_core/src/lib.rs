@@ -33,6 +33,7 @@ use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
 
 mod py;
+mod queues;
 mod ring;
 
 const EV_ARRIVE: u8 = 0;
@@ -149,6 +150,8 @@ pub struct Core {
     host: Option<py::Host>,
     /// ring phases, their message matching and the endpoint's prices (``ring.rs``)
     rings: ring::Rings,
+    /// whole collectives of a rank: chunks in dimension queues (``queues.rs``)
+    queues: queues::Queues,
 }
 
 impl Core {
@@ -290,6 +293,7 @@ pub unsafe extern "C" fn lc_new(links: usize, bytes_per_ns: *const f64, latency_
         state: [f64::INFINITY, 0.0, 0.0, 0.0, 0.0],
         host: None,
         rings: ring::Rings::default(),
+        queues: queues::Queues::default(),
     };
     Box::into_raw(Box::new(core))
 }
@@ -336,8 +340,9 @@ impl Core {
     /// (``limit_seq`` < 0: no kernel event), up to and including the first delivery to
     /// Python or the first ring phase that ends. ``seq`` is a fresh number of the kernel's
     /// counter; ``woken`` on the first call after a proxy popped (that proxy is spent).
-    /// Returns the delivered message's slot, ``-2 - ring`` for a ring phase that ended (its
-    /// id is free again), or -1 when it stopped before the kernel's next event (or ran out of
+    /// Returns the delivered message's slot, ``-2 - 2 ring`` for a ring phase of Python's that
+    /// ended (its id is free again), ``-3 - 2 work`` for a whole collective of a rank that ended
+    /// (``queues.rs``), or -1 when it stopped before the kernel's next event (or ran out of
     /// events); ``state[3]`` is the time of the delivery or the end. Only a call that returns
     /// -1 publishes the earliest event (``state[0..3]``), so the caller calls again after
     /// each delivery or end until one does.
@@ -385,9 +390,17 @@ impl Core {
                 EV_RECV => self.ring_insert(ev.id),
                 _ => {
                     if self.ring_general(ev.id) {
-                        self.state[3] = ev.t;
-                        delivered = -2 - ev.id as i64;
-                        break;
+                        let owner = self.ring_owner(ev.id);
+                        if owner < 0 {
+                            self.state[3] = ev.t;
+                            delivered = -2 - 2 * ev.id as i64;
+                            break;
+                        }
+                        if let Some(work) = self.stream_phase_over(owner as u32) {
+                            self.state[3] = ev.t;
+                            delivered = -3 - 2 * work as i64;
+                            break;
+                        }
                     }
                 }
             }

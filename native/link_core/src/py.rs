@@ -11,6 +11,7 @@ use std::ffi::CStr;
 use std::os::raw::{c_char, c_int, c_void};
 use std::ptr::null_mut;
 
+use crate::queues::PhaseParams;
 use crate::ring::Ring;
 use crate::Core;
 
@@ -104,6 +105,8 @@ pub struct Host {
     calls: Vec<(*mut PyObject, *mut PyObject)>,
     /// ring id -> (on_end, arg), strong references while the core runs the phase
     ring_calls: Vec<(*mut PyObject, *mut PyObject)>,
+    /// work id -> (on_done, arg), strong references while the core runs the collective
+    work_calls: Vec<(*mut PyObject, *mut PyObject)>,
     /// messages delivered, messages sent, bytes sent
     delivered: u64,
     sent: u64,
@@ -157,7 +160,7 @@ unsafe fn core_of(o: *mut PyObject) -> *mut Core {
 pub unsafe fn release(host: &mut Option<Host>) {
     if let Some(h) = host.take() {
         live().remove(&h.id);
-        for (cb, arg) in h.calls.into_iter().chain(h.ring_calls) {
+        for (cb, arg) in h.calls.into_iter().chain(h.ring_calls).chain(h.work_calls) {
             if !cb.is_null() {
                 Py_DecRef(cb);
                 Py_DecRef(arg);
@@ -225,8 +228,9 @@ unsafe fn arm(c: &Core, h: &Host) -> bool {
 }
 
 /// ``attach(core, queue, heappush, route_of)``: the kernel this core runs on and the graph's
-/// routes; returns ``(wake, send, ring_start)``: the proxy's callable, the backend's
-/// ``send(src, dst, nbytes, on_arrival, arg=None)`` and [`ring_start`], all bound to this core.
+/// routes; returns ``(wake, send, ring_start, work_start)``: the proxy's callable, the
+/// backend's ``send(src, dst, nbytes, on_arrival, arg=None)``, [`ring_start`] and
+/// [`work_start`], all bound to this core.
 unsafe extern "C" fn attach(_m: *mut PyObject, args: *const *mut PyObject, n: isize) -> *mut PyObject {
     if n != 4 {
         return wrong_arguments(c"attach(core, queue, heappush, route_of) takes 4 arguments");
@@ -244,8 +248,9 @@ unsafe extern "C" fn attach(_m: *mut PyObject, args: *const *mut PyObject, n: is
     let wake = PyCFunction_NewEx(std::ptr::addr_of!(WAKE), id_o, null_mut());
     let send = PyCFunction_NewEx(std::ptr::addr_of!(SEND), id_o, null_mut());
     let ring = PyCFunction_NewEx(std::ptr::addr_of!(RING_START), id_o, null_mut());
+    let work = PyCFunction_NewEx(std::ptr::addr_of!(WORK_START), id_o, null_mut());
     Py_DecRef(id_o);
-    if wake.is_null() || send.is_null() || ring.is_null() {
+    if wake.is_null() || send.is_null() || ring.is_null() || work.is_null() {
         return null_mut();
     }
     NEXT_ID += 1;
@@ -267,16 +272,18 @@ unsafe extern "C" fn attach(_m: *mut PyObject, args: *const *mut PyObject, n: is
         routes: HashMap::new(),
         calls: Vec::new(),
         ring_calls: Vec::new(),
+        work_calls: Vec::new(),
         delivered: 0,
         sent: 0,
         bytes_sent: 0.0,
         counted: 0,
         in_wake: false,
     });
-    let out = PyTuple_New(3);
+    let out = PyTuple_New(4);
     PyTuple_SetItem(out, 0, wake);
     PyTuple_SetItem(out, 1, send);
     PyTuple_SetItem(out, 2, ring);
+    PyTuple_SetItem(out, 3, work);
     out
 }
 
@@ -406,16 +413,35 @@ unsafe fn run_and_call_back(c: &mut Core) -> *mut PyObject {
             break;
         }
         let h = c.host.as_mut().unwrap();
+        let mut spans: *mut PyObject = null_mut();
         let (cb, arg) = if slot >= 0 {
             h.delivered += 1;
             std::mem::replace(&mut h.calls[slot as usize], (null_mut(), null_mut()))
+        } else if (-2 - slot) % 2 == 0 {
+            std::mem::replace(&mut h.ring_calls[((-2 - slot) / 2) as usize], (null_mut(), null_mut()))
         } else {
-            std::mem::replace(&mut h.ring_calls[(-2 - slot) as usize], (null_mut(), null_mut()))
+            let work = ((-3 - slot) / 2) as usize;
+            let times = std::mem::take(&mut c.queues.works[work].spans);
+            spans = PyTuple_New(times.len() as isize);
+            for (k, t) in times.iter().enumerate() {
+                PyTuple_SetItem(spans, k as isize, PyFloat_FromDouble(*t));
+            }
+            let h = c.host.as_mut().unwrap();
+            std::mem::replace(&mut h.work_calls[work], (null_mut(), null_mut()))
         };
+        let h = c.host.as_mut().unwrap();
         let now = PyFloat_FromDouble(c.state[3]);
         let ok = PyObject_SetAttrString(h.queue, c"now".as_ptr(), now);
         Py_DecRef(now);
-        let r = if ok == 0 { PyObject_CallFunctionObjArgs(cb, arg, null_mut::<PyObject>()) } else { null_mut() };
+        let r = if ok != 0 {
+            null_mut()
+        } else if spans.is_null() {
+            PyObject_CallFunctionObjArgs(cb, arg, null_mut::<PyObject>())
+        } else {
+            let r = PyObject_CallFunctionObjArgs(cb, arg, spans, null_mut::<PyObject>());
+            Py_DecRef(spans);
+            r
+        };
         Py_DecRef(cb);
         Py_DecRef(arg);
         if r.is_null() {
@@ -503,17 +529,39 @@ unsafe extern "C" fn ring_start(core: *mut PyObject, args: *const *mut PyObject,
         reduce_ar: flags & 2 != 0,
         fast: flags & 4 != 0,
         sends_left: sends_left as u64,
+        owner: -1,
         ..Ring::default()
     };
     let id = c.ring_start(ring, now, seq) as usize;
-    let (cb, arg) = (*args.add(10), *args.add(11));
+    keep_and_arm(c, |h| &mut h.ring_calls, id, *args.add(10), *args.add(11))
+}
+
+/// The length of ``o``, a non-empty list, or None with a RuntimeError saying ``what``.
+unsafe fn nonempty_list(o: *mut PyObject, what: &'static CStr) -> Option<isize> {
+    let n = PyList_Size(o);
+    if n < 1 {
+        fail(what);
+        return None;
+    }
+    Some(n)
+}
+
+/// Hold ``(cb, arg)`` at ``id`` of the host's list ``calls`` picks (strong references), then
+/// push a proxy if the core asked for one; the builtin's return value.
+unsafe fn keep_and_arm(
+    c: &mut Core,
+    calls: fn(&mut Host) -> &mut Vec<(*mut PyObject, *mut PyObject)>,
+    id: usize,
+    cb: *mut PyObject,
+    arg: *mut PyObject,
+) -> *mut PyObject {
     Py_IncRef(cb);
     Py_IncRef(arg);
-    let h = c.host.as_mut().unwrap();
-    if id >= h.ring_calls.len() {
-        h.ring_calls.resize(id + 1, (null_mut(), null_mut()));
+    let list = calls(c.host.as_mut().unwrap());
+    if id >= list.len() {
+        list.resize(id + 1, (null_mut(), null_mut()));
     }
-    h.ring_calls[id] = (cb, arg);
+    list[id] = (cb, arg);
     if !arm(c, c.host.as_ref().unwrap()) {
         return null_mut();
     }
@@ -536,6 +584,87 @@ unsafe extern "C" fn ring_waiting(_m: *mut PyObject, core: *mut PyObject) -> *mu
     }
     out
 }
+
+/// ``work_start(rank, priority, tag_base, limit, chunks, on_done, arg)`` bound to a core: a
+/// rank's whole collective (``queues.rs``) taken over at the kernel's now; ``chunks`` lists
+/// each chunk's phases as ``(queue id, dst, src, msg, later, sends, flags, delay)`` tuples
+/// (``ring_start``'s numbers); ``limit``: chunks a dimension queue runs at once. Calls
+/// ``on_done(arg, spans)`` when the last chunk ends, ``spans`` each chunk's start and end ns.
+unsafe extern "C" fn work_start(core: *mut PyObject, args: *const *mut PyObject, n: isize) -> *mut PyObject {
+    if n != 7 {
+        return wrong_arguments(c"work_start(rank, priority, tag_base, limit, chunks, on_done, arg) takes 7 arguments");
+    }
+    let Some(c) = bound(core) else { return fail(c"link core: work_start on a freed backend") };
+    let c = &mut *c;
+    let (rank, priority, tag_base, limit) = (
+        PyLong_AsLongLong(*args),
+        PyLong_AsLongLong(*args.add(1)),
+        PyLong_AsLongLong(*args.add(2)),
+        PyLong_AsLongLong(*args.add(3)),
+    );
+    if !PyErr_Occurred().is_null() {
+        return null_mut();
+    }
+    if rank < 0 || limit < 1 {
+        return fail(c"link core: work_start with a negative rank or no room in a queue");
+    }
+    let chunks_o = *args.add(4);
+    let Some(nchunks) = nonempty_list(chunks_o, c"link core: work_start needs a list of chunks") else { return null_mut() };
+    let mut chunks = Vec::with_capacity(nchunks as usize);
+    for k in 0..nchunks {
+        let phases_o = PyList_GetItem(chunks_o, k);
+        let Some(nphases) = nonempty_list(phases_o, c"link core: work_start needs each chunk's phases as a list") else {
+            return null_mut();
+        };
+        let mut phases = Vec::with_capacity(nphases as usize);
+        for j in 0..nphases {
+            let t = PyList_GetItem(phases_o, j);
+            if PyTuple_Size(t) != 8 {
+                return fail(c"link core: a phase is (queue id, dst, src, msg, later, sends, flags, delay)");
+            }
+            let mut v = [0i64; 7];
+            for (i, x) in v.iter_mut().enumerate() {
+                *x = PyLong_AsLongLong(PyTuple_GetItem(t, i as isize));
+            }
+            let delay = PyFloat_AsDouble(PyTuple_GetItem(t, 7));
+            if !PyErr_Occurred().is_null() {
+                return null_mut();
+            }
+            let [qid, dst, src, msg, later, sends, flags] = v;
+            if qid < 0 || dst < 0 || src < 0 || msg < 0 || later < 0 || sends < 0 {
+                return fail(c"link core: work_start with a negative number in a phase");
+            }
+            let route = if delay >= 0.0 {
+                -1
+            } else {
+                let Some(route) = route_id(c, rank as u64, dst as u64) else { return null_mut() };
+                route
+            };
+            phases.push(PhaseParams {
+                qid: qid as u32,
+                dst: dst as u32,
+                src: src as u32,
+                route,
+                delay,
+                msg,
+                later: later as u32,
+                sends: sends as u64,
+                flags: flags as u32,
+            });
+        }
+        chunks.push(phases);
+    }
+    let Some((now, seq)) = now_and_seq(c) else { return null_mut() };
+    let id = c.work_start(rank as u32, priority, tag_base, limit as u32, chunks, now, seq) as usize;
+    keep_and_arm(c, |h| &mut h.work_calls, id, *args.add(5), *args.add(6))
+}
+
+static mut WORK_START: PyMethodDef = PyMethodDef {
+    ml_name: c"work_start".as_ptr(),
+    ml_meth: work_start as FastCall as *const c_void,
+    ml_flags: METH_FASTCALL,
+    ml_doc: null_mut() as *const c_char,
+};
 
 static mut RING_START: PyMethodDef = PyMethodDef {
     ml_name: c"ring_start".as_ptr(),

@@ -39,6 +39,8 @@ pub struct Ring {
     pub reduce_ar: bool,
     pub fast: bool,
     pub sends_left: u64,
+    /// the core's stream (``queues.rs``) whose phase this is, or -1: Python hears its end
+    pub owner: i64,
     pub(crate) zero_left: u32,
     pub(crate) nonzero_left: u32,
     pub(crate) toggle: bool,
@@ -106,6 +108,13 @@ impl Core {
         self.now = now;
         self.seq = seq;
         self.sub = 0;
+        let id = self.ring_add(ring);
+        self.publish();
+        id
+    }
+
+    /// Take a ring phase over now and make its first insertions (``RingPhase.start``).
+    pub(crate) fn ring_add(&mut self, ring: Ring) -> u32 {
         let first = ring.first;
         let id = match self.rings.free_ids.pop() {
             Some(id) => {
@@ -120,8 +129,12 @@ impl Core {
         for _ in 0..first {
             self.ring_insert(id);
         }
-        self.publish();
         id
+    }
+
+    /// The stream that owns ring ``id`` (-1: Python's).
+    pub(crate) fn ring_owner(&self, id: u32) -> i64 {
+        self.rings.rings[id as usize].owner
     }
 
     /// ``RingPhase._insert`` and the engine's ``bundle``: one more packet, and its insertion

@@ -59,7 +59,7 @@ class NativeAnalyticalNetwork(AnalyticalNetwork):
         super().__init__(spec, queue, compat_astra=compat_astra)
 
     def ring_core(self, delay_ns: float, fast_ns: float, local_mem_bw: float, compat_astra: bool) -> Any:
-        """``(ring_start, delay_ns)`` for ``collective_engine.Engine`` (as
+        """``(ring_start, delay_ns, work_start)`` for ``collective_engine.Engine`` (as
         ``congestion_native``'s offer, with this backend's message delay), or None where the
         core is not built, ``$TRAINSIM_ANALYTICAL_CORE`` is ``python`` or transfers are
         being recorded."""
@@ -72,10 +72,10 @@ class NativeAnalyticalNetwork(AnalyticalNetwork):
         if self._handle is None:
             self._lib, self._core = lib, native._module()
             self._handle = lib.lc_new(0, None, None, 1 if self.compat_astra else 0)
-            self._ring_start = self._core.attach(self._handle, self.queue, heapq.heappush, _no_route)[2]
+            _, _, self._ring_start, self._work_start = self._core.attach(self._handle, self.queue, heapq.heappush, _no_route)
         lib.lc_ring_endpoint(self._handle, delay_ns, fast_ns, local_mem_bw, 1 if compat_astra else 0)
         self._offered = True
-        return self._ring_start, self.delay_ns
+        return self._ring_start, self.delay_ns, self._work_start
 
     def ring_waiting(self) -> list[tuple[int, int, int, int]]:
         """(receiver, chunk tag, sender, bytes) of each receive a ring phase in the core posted

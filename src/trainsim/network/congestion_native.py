@@ -140,7 +140,7 @@ class NativeCongestionAwareNetwork(CongestionAwareNetwork):
         # the core's builtins: the proxy's callable, send(src, dst, nbytes, on_arrival, arg)
         # and ring_start (``ring_core``)
         attach = self._core.attach
-        self._wake, self.send, self._ring_start = attach(self._handle, self.queue, heapq.heappush, graph.route)  # type: ignore[method-assign, attr-defined]
+        self._wake, self.send, self._ring_start, self._work_start = attach(self._handle, self.queue, heapq.heappush, graph.route)  # type: ignore[method-assign, attr-defined]
         self._recorded: list[tuple[float, float, int, int]] | None = None
         # the Python reference's per-link state is not used; delay_ns reads these two
         self._bytes_per_ns = [bw / 1e9 for bw in graph.bandwidth]
@@ -186,16 +186,17 @@ class NativeCongestionAwareNetwork(CongestionAwareNetwork):
     # -- ring phases in the core (native/link_core/src/ring.rs) -----------------------------
 
     def ring_core(self, delay_ns: float, fast_ns: float, local_mem_bw: float, compat_astra: bool) -> Any:
-        """``(ring_start, None)``: the core's ``ring_start(rank, dst, src, tag, msg, first,
-        later, sends_left, flags, delay, on_end, arg)``, its insertions priced as
+        """``(ring_start, None, work_start)``: the core's ``ring_start(rank, dst, src, tag,
+        msg, first, later, sends_left, flags, delay, on_end, arg)``, its insertions priced as
         ``endpoint.AstraEndpoint`` with these parameters (E and the Fast path in ns,
         local-mem-bw in B/s), its messages on their routes' links (no delay of the backend's:
-        None); the collective engine hands it whole ring phases (``collective_engine.Engine``).
+        None), and ``work_start`` for a rank's whole collective of rings (``queues.rs``); the
+        collective engine hands it ring phases or whole collectives (``collective_engine.Engine``).
         None with ``$TRAINSIM_CONGESTION_CORE=links`` (the links only, the phases in Python)."""
         if _core_choice() == "links":
             return None
         self._lib.lc_ring_endpoint(self._handle, delay_ns, fast_ns, local_mem_bw, 1 if compat_astra else 0)
-        return self._ring_start, None
+        return self._ring_start, None, self._work_start
 
     def ring_waiting(self) -> list[tuple[int, int, int, int]]:
         """(receiver, chunk tag, sender, bytes) of each receive a ring phase in the core posted

@@ -225,22 +225,34 @@ def _run(
 ) -> tuple[Any, RunResult]:
     """One run; ``endpoint`` None: a new one of the platform's (a resource-sharing endpoint
     holds the run's state, so a rerun builds its own)."""
-    queue = EventQueue()
-    network = make_network(platform, queue, backend, compat_astra=compat_astra)
-    if endpoint is None:
-        endpoint = build_endpoint(platform, compat_astra)
-    collectives = _collective_runtime(platform, network, queue, compat_astra, symmetry, group_symmetry, mirrors, endpoint, mirror_ports)
-    memory, compute = build_memory(platform, queue, compat_astra), build_compute(platform, compat_astra)
-    executor = Executor(platform, graphs, network, queue, memory=memory, compute=compute, collectives=collectives, endpoint=endpoint)
-    result = executor.run(progress)
-    result.network_counters = network.counters()
-    return collectives, result
+    from trainsim.system.collective_engine import (
+        CoreQueuesConflict,  # with the runtime, on first use
+    )
+
+    fresh_endpoint = endpoint is None
+    for core_queues in (True, False):
+        queue = EventQueue()
+        network = make_network(platform, queue, backend, compat_astra=compat_astra)
+        if endpoint is None or fresh_endpoint:
+            endpoint = build_endpoint(platform, compat_astra)
+        collectives = _collective_runtime(platform, network, queue, compat_astra, symmetry, group_symmetry, mirrors, endpoint, mirror_ports, core_queues)
+        memory, compute = build_memory(platform, queue, compat_astra), build_compute(platform, compat_astra)
+        executor = Executor(platform, graphs, network, queue, memory=memory, compute=compute, collectives=collectives, endpoint=endpoint)
+        try:
+            result = executor.run(progress)
+        except CoreQueuesConflict:
+            # a rank mixed collectives of rings with others: rerun with every queue in Python
+            # (the core still runs ring phases one by one; collective_engine.Engine._work_to_core)
+            continue
+        result.network_counters = network.counters()
+        return collectives, result
+    raise AssertionError("a run without the core's queues cannot conflict")
 
 
-def _collective_runtime(platform: Platform, network: NetworkBackend, queue: EventQueue, compat_astra: bool, symmetry: bool | Literal["strict"] = True, group_symmetry: bool = False, mirrors: dict[int, tuple[int, ...]] | None = None, endpoint: EndpointModel | None = None, mirror_ports: bool = False) -> Any:
+def _collective_runtime(platform: Platform, network: NetworkBackend, queue: EventQueue, compat_astra: bool, symmetry: bool | Literal["strict"] = True, group_symmetry: bool = False, mirrors: dict[int, tuple[int, ...]] | None = None, endpoint: EndpointModel | None = None, mirror_ports: bool = False, core_queues: bool = True) -> Any:
     from trainsim.system.collective_runtime import CollectiveRuntime
 
-    return CollectiveRuntime(platform, network, queue, compat_astra=compat_astra, symmetry=symmetry, group_symmetry=group_symmetry, mirrors=mirrors, mirror_ports=mirror_ports, endpoint=endpoint)
+    return CollectiveRuntime(platform, network, queue, compat_astra=compat_astra, symmetry=symmetry, group_symmetry=group_symmetry, mirrors=mirrors, mirror_ports=mirror_ports, endpoint=endpoint, core_queues=core_queues)
 
 
 def load_inputs(

@@ -184,7 +184,7 @@ class RankState:
     """A rank's dimension queues, priority counter, double-binary-tree counters and (with
     several queues per dimension) its queue picker."""
 
-    __slots__ = ("queues", "limit", "priority", "tree_counters", "active", "picker")
+    __slots__ = ("queues", "limit", "priority", "tree_counters", "active", "picker", "in_core")
 
     def __init__(self, limit: int, picker: QueuePicker | None = None) -> None:
         self.queues: list[DimQueue] = []
@@ -193,6 +193,7 @@ class RankState:
         self.tree_counters: dict[tuple[int, int], int] = {}
         self.active = 0  # streams in flight
         self.picker = picker
+        self.in_core = 0  # of them, chunks in the network core's dimension queues (Engine._work_to_core)
 
     def queue(self, qid: int) -> DimQueue:
         queues = self.queues
@@ -201,8 +202,15 @@ class RankState:
         return queues[qid]
 
 
+class CoreQueuesConflict(Exception):
+    """A rank would have streams both in the network core's dimension queues and in Python's
+    (internal: ``api.simulate`` reruns with ``core_queues=False``)."""
+
+
 class Engine:
-    """Host of the phases of every rank (rank-by-rank simulation)."""
+    """Host of the phases of every rank (rank-by-rank simulation). ``core_queues``: whole
+    collectives of rings may run in the network's core with their dimension queues
+    (``_work_to_core``)."""
 
     def __init__(
         self,
@@ -213,6 +221,7 @@ class Engine:
         *,
         injection: InjectionPorts | None = None,
         on_rank_done: Callable[[RankWork], None],
+        core_queues: bool = True,
     ) -> None:
         self.queue = queue
         self.network = network
@@ -240,6 +249,8 @@ class Engine:
         self._ring_offer = self._core_rings(endpoint)
         self._ring_start: Callable[..., None] | None = None
         self._ring_delay: Callable[[int, int, int], float] | None = None
+        self._work_start: Callable[..., None] | None = None  # whole collectives (``_work_to_core``)
+        self._core_queues = core_queues and options.queues_per_dim == 1 and not options.scf
         self._in_core_last: tuple[object, bool] = (None, False)  # ``_in_core``'s last answer
         self._rings: dict[tuple[Any, ...], tuple[Any, ...]] = {}  # ``_to_core``'s numbers
         self.on_rank_done = on_rank_done
@@ -283,14 +294,25 @@ class Engine:
             endpoint = cast(AstraEndpoint, self.options.endpoint)
             got = offer(endpoint.delay_ns, endpoint.fast_ns, endpoint.local_mem_bw, endpoint.compat_astra)
             if got is not None:
-                self._ring_start, self._ring_delay = got
+                self._ring_start, self._ring_delay, work_start = got
+                if self._core_queues:
+                    self._work_start = work_start
         return self._ring_start
 
     def _to_core(self, stream: Stream, spec: PhaseSpec, members: list[int], index: int) -> None:
         """Hand the stream's ring phase to the network's core (what ``RingPhase`` and this
         host would do, with no Python phase); the core calls ``_core_finish`` at its end.
         Its bytes are counted now: every packet of a ring goes to the same peer."""
-        rank, layout = stream.rank, stream.layout
+        rank = stream.rank
+        _, dst, src, msg, later, sends, flags, delay, d = self._ring_numbers(rank, stream.layout, spec, members, index)
+        stream.work.record.dim_bytes[d] += sends * msg
+        assert self._ring_start is not None
+        self._ring_start(rank, dst, src, stream.tag, msg, 1, later, sends, flags, delay, self._core_finish, stream)
+
+    def _ring_numbers(self, rank: int, layout: LogicalLayout, spec: PhaseSpec, members: list[int], index: int) -> tuple[Any, ...]:
+        """(layout, dst, src, message bytes, later insertions, sends, flags, delay, network
+        dimension) of ``rank``'s ring phase for ``spec``: what the core needs
+        (``ring_start``'s numbers) and the dimension its bytes count on."""
         # a group's collectives repeat (every layer, every micro-batch): the ring's numbers
         # are kept per layout, dimension, rank, type, size and direction
         key = (id(layout), spec.ldim, rank, spec.comm_type, spec.in_size, spec.clockwise)
@@ -309,10 +331,55 @@ class Engine:
             ring = (layout, dst, src, msg, n - 1, ring_sends(comm_type, n), flags, delay, d)
             if len(self._rings) < 1 << 18:
                 self._rings[key] = ring
-        _, dst, src, msg, later, sends, flags, delay, d = ring
-        stream.work.record.dim_bytes[d] += sends * msg
-        assert self._ring_start is not None
-        self._ring_start(rank, dst, src, stream.tag, msg, 1, later, sends, flags, delay, self._core_finish, stream)
+        return ring
+
+    def _work_to_core(self, work: RankWork, rs: RankState, layout: LogicalLayout, chunks: list[list[PhaseSpec]], tag_base: int, priority: int) -> None:
+        """Hand a rank's whole collective of rings to the network's core: its chunks go into
+        the rank's dimension queues there and run phase after phase (``queues.rs``: what
+        ``start_rank``, ``_fill``, ``_init_stream``, ``_phase_over`` and ``_chunk_done`` do
+        here); ``_core_work_done`` at its end. A rank's streams are all in the core or all
+        here (else :class:`CoreQueuesConflict`)."""
+        rank = work.rank
+        if rs.active != rs.in_core:
+            raise CoreQueuesConflict(f"rank {rank} starts a collective of rings in the core with streams queued in Python")
+        dim_bytes = work.record.dim_bytes
+        fast = layout.fast  # a communicator group's ring: queue 0 (``_queue_id``)
+        members_of: dict[int, tuple[list[int], int]] = {}
+        params = []
+        for phases in chunks:
+            out = []
+            for spec in phases:
+                ldim = spec.ldim
+                found = members_of.get(ldim)
+                if found is None:
+                    found = members_of[ldim] = layout.members(rank, ldim)
+                _, dst, src, msg, later, sends, flags, delay, d = self._ring_numbers(rank, layout, spec, *found)
+                dim_bytes[d] += sends * msg
+                out.append((0 if fast else ldim, dst, src, msg, later, sends, flags, delay))
+            params.append(out)
+        n = len(chunks)
+        if rs.active == 0:
+            self.active_ranks += 1
+        rs.active += n
+        rs.in_core += n
+        assert self._work_start is not None
+        self._work_start(rank, priority, tag_base, self.active_chunks, params, self._core_work_done, work)
+
+    def _core_work_done(self, work: RankWork, spans: tuple[float, ...]) -> None:
+        """A rank's collective run whole by the core is over (``_chunk_done`` of its last
+        chunk): its chunks' spans, its end."""
+        rs = self.ranks[work.rank]
+        n = len(spans) // 2
+        rs.active -= n
+        rs.in_core -= n
+        if rs.active == 0:
+            self.active_ranks -= 1
+        record = work.record
+        for c, span in enumerate(record.chunk_spans):
+            span[0], span[1] = spans[2 * c], spans[2 * c + 1]
+        work.chunks_left = 0
+        record.end_ns = self.queue.now
+        self.on_rank_done(work)
 
     def _core_finish(self, stream: Stream) -> None:
         """A ring phase run by the core is over (``finish`` without a Python phase)."""
@@ -632,6 +699,11 @@ class Engine:
         lid = id(layout)
         picker = rs.picker
         in_core = self._in_core(chunks)
+        if in_core and self._work_start is not None:
+            self._work_to_core(work, rs, layout, chunks, tag_base, priority)
+            return
+        if rs.in_core:
+            raise CoreQueuesConflict(f"rank {rank} starts a collective in Python with streams queued in the core")
         for c, phases in enumerate(chunks):
             if picker is not None:
                 phases = picker.assign(phases, layout.fast)

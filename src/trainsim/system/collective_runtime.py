@@ -121,6 +121,7 @@ class CollectiveRuntime:
         mirrors: dict[int, tuple[int, ...]] | None = None,
         mirror_ports: bool = False,
         endpoint: EndpointModel | None = None,
+        core_queues: bool = True,
     ) -> None:
         self.platform = platform
         self.network = network
@@ -159,6 +160,7 @@ class CollectiveRuntime:
             self.engine_options,
             injection=self._new_injection(),
             on_rank_done=self._rank_done,
+            core_queues=core_queues,
         )
         self.planner = CollectivePlanner(
             sysspec,
