@@ -253,6 +253,7 @@ class Engine:
         self._core_queues = core_queues and options.queues_per_dim == 1 and not options.scf
         self._in_core_last: tuple[object, bool] = (None, False)  # ``_in_core``'s last answer
         self._rings: dict[tuple[Any, ...], tuple[Any, ...]] = {}  # ``_to_core``'s numbers
+        self._works: dict[tuple[int, int, int], tuple[Any, ...]] = {}  # ``_work_to_core``'s
         self.on_rank_done = on_rank_done
         self.ranks: dict[int, RankState] = {}
         self.active_ranks = 0  # ranks with streams in flight (``RankState.active`` > 0)
@@ -342,10 +343,33 @@ class Engine:
         rank = work.rank
         if rs.active != rs.in_core:
             raise CoreQueuesConflict(f"rank {rank} starts a collective of rings in the core with streams queued in Python")
+        # a collective's plan is shared by its members and by its repeats (every layer): the
+        # core's numbers and the bytes per dimension are kept per plan, layout and rank
+        key = (id(chunks), id(layout), rank)
+        known = self._works.get(key)
+        if known is None or known[0] is not chunks or known[1] is not layout:
+            known = (chunks, layout, *self._work_numbers(rank, layout, chunks))
+            if len(self._works) < 1 << 16:
+                self._works[key] = known
+        params, adds = known[2], known[3]
         dim_bytes = work.record.dim_bytes
+        for d, nbytes in adds:
+            dim_bytes[d] += nbytes
+        n = len(chunks)
+        if rs.active == 0:
+            self.active_ranks += 1
+        rs.active += n
+        rs.in_core += n
+        assert self._work_start is not None
+        self._work_start(rank, priority, tag_base, self.active_chunks, params, self._core_work_done, work)
+
+    def _work_numbers(self, rank: int, layout: LogicalLayout, chunks: list[list[PhaseSpec]]) -> tuple[list[list[tuple[Any, ...]]], list[tuple[int, int]]]:
+        """``work_start``'s chunks (each phase's queue id and ring numbers) for ``rank``, and the
+        bytes it sends per network dimension."""
         fast = layout.fast  # a communicator group's ring: queue 0 (``_queue_id``)
         members_of: dict[int, tuple[list[int], int]] = {}
         params = []
+        adds: dict[int, int] = {}
         for phases in chunks:
             out = []
             for spec in phases:
@@ -354,16 +378,10 @@ class Engine:
                 if found is None:
                     found = members_of[ldim] = layout.members(rank, ldim)
                 _, dst, src, msg, later, sends, flags, delay, d = self._ring_numbers(rank, layout, spec, *found)
-                dim_bytes[d] += sends * msg
+                adds[d] = adds.get(d, 0) + sends * msg
                 out.append((0 if fast else ldim, dst, src, msg, later, sends, flags, delay))
             params.append(out)
-        n = len(chunks)
-        if rs.active == 0:
-            self.active_ranks += 1
-        rs.active += n
-        rs.in_core += n
-        assert self._work_start is not None
-        self._work_start(rank, priority, tag_base, self.active_chunks, params, self._core_work_done, work)
+        return params, list(adds.items())
 
     def _core_work_done(self, work: RankWork, spans: tuple[float, ...]) -> None:
         """A rank's collective run whole by the core is over (``_chunk_done`` of its last
