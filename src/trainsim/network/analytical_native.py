@@ -51,12 +51,14 @@ def _no_route(_src: int, _dst: int) -> tuple[int, ...]:
 
 
 class NativeAnalyticalNetwork(AnalyticalNetwork):
-    """:class:`AnalyticalNetwork` whose rank-by-rank ring phases may run in the compiled core."""
+    """:class:`AnalyticalNetwork` whose rank-by-rank ring phases may run in the compiled core.
+    Until the core is made it is the reference, plain attributes and all (a run of the default
+    mode, which has injection ports and so no offer, pays nothing); making the core turns it
+    into :class:`_AnalyticalWithCore`, whose counters add the core's messages."""
 
-    def __init__(self, spec: NetworkSpec, queue: EventQueue, *, compat_astra: bool = False, options: Any = None) -> None:
-        self._handle: int | None = None
-        self._offered = False
-        super().__init__(spec, queue, compat_astra=compat_astra)
+    _handle: int | None = None
+    _messages = 0  # once the core is made (``_AnalyticalWithCore``): Python's messages and bytes
+    _bytes = 0.0
 
     def ring_core(self, delay_ns: float, fast_ns: float, local_mem_bw: float, compat_astra: bool) -> Any:
         """``(ring_start, delay_ns, work_start)`` for ``collective_engine.Engine`` (as
@@ -65,16 +67,22 @@ class NativeAnalyticalNetwork(AnalyticalNetwork):
         being recorded."""
         from trainsim.network import congestion_native as native
 
-        if _core_choice() == "python" or self._transfers is not None or not native.available():
+        if _core_choice() == "python" or self.transfers is not None or not native.available():
             return None
         lib = native._load()
         assert lib is not None
         if self._handle is None:
-            self._lib, self._core = lib, native._module()
-            self._handle = lib.lc_new(0, None, None, 1 if self.compat_astra else 0)
-            _, _, self._ring_start, self._work_start = self._core.attach(self._handle, self.queue, heapq.heappush, _no_route)
+            core = native._module()
+            handle = lib.lc_new(0, None, None, 1 if self.compat_astra else 0)
+            _, _, ring_start, work_start = core.attach(handle, self.queue, heapq.heappush, _no_route)
+            messages, nbytes = self.messages_sent, self.bytes_sent
+            for name in ("messages_sent", "bytes_sent", "transfers"):
+                self.__dict__.pop(name, None)
+            self.__class__ = _AnalyticalWithCore
+            self._lib, self._core, self._handle = lib, core, handle
+            self._ring_start, self._work_start = ring_start, work_start
+            self._messages, self._bytes = messages, float(nbytes)
         lib.lc_ring_endpoint(self._handle, delay_ns, fast_ns, local_mem_bw, 1 if compat_astra else 0)
-        self._offered = True
         return self._ring_start, self.delay_ns, self._work_start
 
     def ring_waiting(self) -> list[tuple[int, int, int, int]]:
@@ -83,16 +91,17 @@ class NativeAnalyticalNetwork(AnalyticalNetwork):
         return [] if self._handle is None else self._core.ring_waiting(self._handle)  # type: ignore[no-any-return]
 
     def __del__(self) -> None:
-        handle = getattr(self, "_handle", None)
+        handle = self._handle
         if handle:
             self._lib.lc_free(handle)
             self._handle = None
 
-    # -- counters: the Python messages' and the core's ring messages ------------------------
+
+class _AnalyticalWithCore(NativeAnalyticalNetwork):
+    """The backend once its core is made: the counters are its Python messages' plus the
+    core's ring messages', and transfers cannot be recorded any more (the core does not)."""
 
     def _core_sent(self) -> tuple[int, float]:
-        if getattr(self, "_handle", None) is None:
-            return 0, 0
         messages, nbytes, _ = self._core.sent(self._handle)
         return messages, nbytes
 
@@ -115,10 +124,9 @@ class NativeAnalyticalNetwork(AnalyticalNetwork):
 
     @property  # type: ignore[override]
     def transfers(self) -> list[tuple[float, float, int, int]] | None:
-        return self._transfers
+        return None
 
     @transfers.setter
     def transfers(self, value: list[tuple[float, float, int, int]] | None) -> None:
-        if value is not None and self._offered:
+        if value is not None:
             raise RuntimeError("transfers must be recorded from the start: ring phases already run in the compiled core")
-        self._transfers = value
