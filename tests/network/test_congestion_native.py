@@ -96,6 +96,25 @@ def test_traffic_that_ties_with_links_freeing_is_the_references(compat, seed):
     assert got == want
 
 
+class _RenumberingNetwork(NativeCongestionAwareNetwork):
+    """The core taking a fresh number of the kernel's counter every 3 events of a call
+    (instead of every 2**24), so that its packed event keys renumber all the time."""
+
+    def _init_links(self, graph):
+        super()._init_links(graph)
+        self._lib.lc_sub_limit(self._handle, 3)
+
+
+@pytest.mark.parametrize("compat", [True, False])
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_call_renumbering_its_events_is_the_references(compat, seed):
+    dims = (DimSpec("Ring", 4, 1e9, 0.0), DimSpec("Switch", 2, 1e9, 0.0))
+    want = _traffic(CongestionAwareNetwork, dims, compat, seed, sizes=(0, 1, 2, 3, 8))
+    assert _traffic(_RenumberingNetwork, dims, compat, seed, sizes=(0, 1, 2, 3, 8)) == want
+    got = _traffic(_RenumberingNetwork, NETWORKS["ring 4 x switch 3"], compat, seed)
+    assert got == _traffic(CongestionAwareNetwork, NETWORKS["ring 4 x switch 3"], compat, seed)
+
+
 def test_delay_fork_and_routeless_messages():
     spec = NetworkSpec(NETWORKS["ring 8"])
     q = EventQueue()

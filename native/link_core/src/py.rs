@@ -13,7 +13,7 @@ use std::ptr::null_mut;
 
 use crate::queues::PhaseParams;
 use crate::ring::Ring;
-use crate::Core;
+use crate::{Core, SEQ_LIMIT};
 
 #[repr(C)]
 pub struct PyObject {
@@ -172,7 +172,8 @@ pub unsafe fn release(host: &mut Option<Host>) {
     }
 }
 
-/// The next number of the kernel's counter.
+/// The next number of the kernel's counter (None with a Python error set: the counter failed
+/// or went past what the core's packed event keys hold, ``SEQ_LIMIT``).
 unsafe fn next_seq(h: &Host) -> Option<u64> {
     let n = PyIter_Next(h.seq);
     if n.is_null() {
@@ -180,7 +181,16 @@ unsafe fn next_seq(h: &Host) -> Option<u64> {
     }
     let v = PyLong_AsUnsignedLongLong(n);
     Py_DecRef(n);
+    if v >= SEQ_LIMIT {
+        fail(c"link core: the kernel's event counter passed 2**40 numbers, more than the core's event keys hold");
+        return None;
+    }
     Some(v)
+}
+
+/// A fresh number of the kernel's counter in the middle of the core's run (``Core::next_key``).
+pub unsafe fn fresh_seq(host: Option<&Host>) -> u64 {
+    host.and_then(|h| next_seq(h)).expect("the kernel's counter gives numbers to the core")
 }
 
 /// The kernel's now and the next number of its counter: the key of a call from Python. Also

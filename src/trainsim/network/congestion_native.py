@@ -67,6 +67,7 @@ def _load() -> ctypes.PyDLL | None:
     lib.lc_take_transfers.argtypes = [p, _F64, sz]
     f64 = ctypes.c_double
     lib.lc_ring_endpoint.argtypes = [p, f64, f64, f64, i32]
+    lib.lc_sub_limit.argtypes = [p, ctypes.c_uint64]
     return lib
 
 
