@@ -11,8 +11,7 @@ use std::ffi::CStr;
 use std::os::raw::{c_char, c_int, c_void};
 use std::ptr::null_mut;
 
-use crate::queues::PhaseParams;
-use crate::ring::Ring;
+use crate::ring::{PhaseParams, Ring};
 use crate::{Core, SEQ_LIMIT};
 
 #[repr(C)]
@@ -503,47 +502,45 @@ unsafe extern "C" fn ring_start(core: *mut PyObject, args: *const *mut PyObject,
     }
     let Some(c) = bound(core) else { return fail(c"link core: ring_start on a freed backend") };
     let c = &mut *c;
-    let mut v = [0i64; 9];
-    for (k, x) in v.iter_mut().enumerate() {
-        *x = PyLong_AsLongLong(*args.add(k));
+    let Some([rank, dst, src, tag, msg, first, later, sends, flags]) = longs::<9>(|i| *args.add(i)) else { return null_mut() };
+    if rank < 0 || first < 1 {
+        return fail(c"link core: ring_start with a negative rank or no first insertion");
     }
-    if !PyErr_Occurred().is_null() {
-        return null_mut();
-    }
-    let [rank, dst, src, tag, msg, first, later, sends_left, flags] = v;
-    if rank < 0 || dst < 0 || src < 0 || msg < 0 || first < 1 || later < 0 || sends_left < 0 {
-        return fail(c"link core: ring_start with a negative rank, size or count");
-    }
-    let delay = PyFloat_AsDouble(*args.add(9));
-    if !PyErr_Occurred().is_null() {
-        return null_mut();
-    }
-    let route = if delay >= 0.0 {
-        -1
-    } else {
-        let Some(route) = route_id(c, rank as u64, dst as u64) else { return null_mut() };
-        route
-    };
+    let Some(p) = phase_params(c, rank as u32, [0, dst, src, msg, later, sends, flags], *args.add(9)) else { return null_mut() };
     let Some((now, seq)) = now_and_seq(c) else { return null_mut() };
-    let ring = Ring {
-        rank: rank as u32,
-        dst: dst as u32,
-        src: src as u32,
-        route,
-        delay,
-        tag,
-        msg,
-        first: first as u32,
-        later: later as u32,
-        reduce_all: flags & 1 != 0,
-        reduce_ar: flags & 2 != 0,
-        fast: flags & 4 != 0,
-        sends_left: sends_left as u64,
-        owner: -1,
-        ..Ring::default()
-    };
+    let ring = Ring::of(rank as u32, tag, &p, first as u32, -1);
     let id = c.ring_start(ring, now, seq) as usize;
     keep_and_arm(c, |h| &mut h.ring_calls, id, *args.add(10), *args.add(11))
+}
+
+/// ``N`` integers, ``get(i)`` each (arguments or tuple items), or None with the Python error.
+unsafe fn longs<const N: usize>(get: impl Fn(usize) -> *mut PyObject) -> Option<[i64; N]> {
+    let mut v = [0i64; N];
+    for (i, x) in v.iter_mut().enumerate() {
+        *x = PyLong_AsLongLong(get(i));
+    }
+    if PyErr_Occurred().is_null() {
+        Some(v)
+    } else {
+        None
+    }
+}
+
+/// A ring phase's numbers from Python, ``(queue id, dst, src, msg, later, sends, flags)`` and
+/// the delay (a float): none negative, and the route of ``rank -> dst`` when its messages take
+/// links (``delay`` < 0). None with a Python error.
+unsafe fn phase_params(c: &mut Core, rank: u32, v: [i64; 7], delay_o: *mut PyObject) -> Option<PhaseParams> {
+    let delay = PyFloat_AsDouble(delay_o);
+    if !PyErr_Occurred().is_null() {
+        return None;
+    }
+    let [qid, dst, src, msg, later, sends, flags] = v;
+    if qid < 0 || dst < 0 || src < 0 || msg < 0 || later < 0 || sends < 0 {
+        fail(c"link core: a ring phase with a negative queue, peer, size or count");
+        return None;
+    }
+    let route = if delay >= 0.0 { -1 } else { route_id(c, rank as u64, dst as u64)? };
+    Some(PhaseParams { qid: qid as u32, dst: dst as u32, src: src as u32, route, delay, msg, later: later as u32, sends: sends as u64, flags: flags as u32 })
 }
 
 /// The length of ``o``, a non-empty list, or None with a RuntimeError saying ``what``.
@@ -606,15 +603,7 @@ unsafe extern "C" fn work_start(core: *mut PyObject, args: *const *mut PyObject,
     }
     let Some(c) = bound(core) else { return fail(c"link core: work_start on a freed backend") };
     let c = &mut *c;
-    let (rank, priority, tag_base, limit) = (
-        PyLong_AsLongLong(*args),
-        PyLong_AsLongLong(*args.add(1)),
-        PyLong_AsLongLong(*args.add(2)),
-        PyLong_AsLongLong(*args.add(3)),
-    );
-    if !PyErr_Occurred().is_null() {
-        return null_mut();
-    }
+    let Some([rank, priority, tag_base, limit]) = longs::<4>(|i| *args.add(i)) else { return null_mut() };
     if rank < 0 || limit < 1 {
         return fail(c"link core: work_start with a negative rank or no room in a queue");
     }
@@ -632,35 +621,9 @@ unsafe extern "C" fn work_start(core: *mut PyObject, args: *const *mut PyObject,
             if PyTuple_Size(t) != 8 {
                 return fail(c"link core: a phase is (queue id, dst, src, msg, later, sends, flags, delay)");
             }
-            let mut v = [0i64; 7];
-            for (i, x) in v.iter_mut().enumerate() {
-                *x = PyLong_AsLongLong(PyTuple_GetItem(t, i as isize));
-            }
-            let delay = PyFloat_AsDouble(PyTuple_GetItem(t, 7));
-            if !PyErr_Occurred().is_null() {
-                return null_mut();
-            }
-            let [qid, dst, src, msg, later, sends, flags] = v;
-            if qid < 0 || dst < 0 || src < 0 || msg < 0 || later < 0 || sends < 0 {
-                return fail(c"link core: work_start with a negative number in a phase");
-            }
-            let route = if delay >= 0.0 {
-                -1
-            } else {
-                let Some(route) = route_id(c, rank as u64, dst as u64) else { return null_mut() };
-                route
-            };
-            phases.push(PhaseParams {
-                qid: qid as u32,
-                dst: dst as u32,
-                src: src as u32,
-                route,
-                delay,
-                msg,
-                later: later as u32,
-                sends: sends as u64,
-                flags: flags as u32,
-            });
+            let Some(v) = longs::<7>(|i| PyTuple_GetItem(t, i as isize)) else { return null_mut() };
+            let Some(p) = phase_params(c, rank as u32, v, PyTuple_GetItem(t, 7)) else { return null_mut() };
+            phases.push(p);
         }
         chunks.push(phases);
     }

@@ -6,22 +6,8 @@
 //! collectives whose phases are all rings, one queue per dimension and no smallest-chunk-first
 //! ordering; the engine keeps a rank's streams either all here or all in Python.
 
-use crate::ring::Ring;
+use crate::ring::{PhaseParams, Ring};
 use crate::Core;
-
-/// One phase of a chunk: its dimension queue and its ring's numbers.
-#[derive(Clone, Copy)]
-pub struct PhaseParams {
-    pub qid: u32,
-    pub dst: u32,
-    pub src: u32,
-    pub route: i64,
-    pub delay: f64,
-    pub msg: i64,
-    pub later: u32,
-    pub sends: u64,
-    pub flags: u32,
-}
 
 /// One chunk of one rank (``Stream``).
 struct Stream {
@@ -185,24 +171,7 @@ impl Core {
     }
 
     fn start_ring(&mut self, rank: u32, tag: i64, p: PhaseParams, owner: u32) {
-        let ring = Ring {
-            rank,
-            dst: p.dst,
-            src: p.src,
-            route: p.route,
-            delay: p.delay,
-            tag,
-            msg: p.msg,
-            first: 1,
-            later: p.later,
-            reduce_all: p.flags & 1 != 0,
-            reduce_ar: p.flags & 2 != 0,
-            fast: p.flags & 4 != 0,
-            sends_left: p.sends,
-            owner: owner as i64,
-            ..Ring::default()
-        };
-        self.ring_add(ring);
+        self.ring_add(Ring::of(rank, tag, &p, 1, owner as i64));
     }
 
     /// ``Engine._phase_over``: the stream's phase ended; it moves to its next phase's queue,

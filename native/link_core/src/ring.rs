@@ -48,6 +48,47 @@ pub struct Ring {
     pub(crate) pending: u32,
 }
 
+/// A ring phase's numbers as the engine hands them over (``Engine._ring_numbers``): the
+/// dimension queue it runs in (whole collectives, ``queues.rs``), its peers, the route or the
+/// backend's delay of its messages, message bytes, later insertions, sends and ``flags`` (1
+/// reduce-scatter, 2 all-reduce, 4 the Fast path).
+#[derive(Clone, Copy)]
+pub struct PhaseParams {
+    pub qid: u32,
+    pub dst: u32,
+    pub src: u32,
+    pub route: i64,
+    pub delay: f64,
+    pub msg: i64,
+    pub later: u32,
+    pub sends: u64,
+    pub flags: u32,
+}
+
+impl Ring {
+    /// ``rank``'s ring phase of chunk ``tag`` with these numbers, ``first`` insertions a round,
+    /// owned by a stream of the core (``owner`` >= 0) or by Python (-1).
+    pub fn of(rank: u32, tag: i64, p: &PhaseParams, first: u32, owner: i64) -> Ring {
+        Ring {
+            rank,
+            dst: p.dst,
+            src: p.src,
+            route: p.route,
+            delay: p.delay,
+            tag,
+            msg: p.msg,
+            first,
+            later: p.later,
+            reduce_all: p.flags & 1 != 0,
+            reduce_ar: p.flags & 2 != 0,
+            fast: p.flags & 4 != 0,
+            sends_left: p.sends,
+            owner,
+            ..Ring::default()
+        }
+    }
+}
+
 /// The core's ring phases, their matching tables, the endpoint's prices and counters.
 #[derive(Default)]
 pub struct Rings {

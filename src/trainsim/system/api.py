@@ -225,15 +225,13 @@ def _run(
 ) -> tuple[Any, RunResult]:
     """One run; ``endpoint`` None: a new one of the platform's (a resource-sharing endpoint
     holds the run's state, so a rerun builds its own)."""
-    from trainsim.system.collective_engine import (
-        CoreQueuesConflict,  # with the runtime, on first use
-    )
+    from trainsim.system.collective_engine import CoreQueuesConflict  # loads with the runtime
 
     fresh_endpoint = endpoint is None
     for core_queues in (True, False):
         queue = EventQueue()
         network = make_network(platform, queue, backend, compat_astra=compat_astra)
-        if endpoint is None or fresh_endpoint:
+        if fresh_endpoint:
             endpoint = build_endpoint(platform, compat_astra)
         collectives = _collective_runtime(platform, network, queue, compat_astra, symmetry, group_symmetry, mirrors, endpoint, mirror_ports, core_queues)
         memory, compute = build_memory(platform, queue, compat_astra), build_compute(platform, compat_astra)

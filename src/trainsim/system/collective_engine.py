@@ -753,7 +753,7 @@ class Engine:
         chunks: the last answer is kept."""
         if chunks is self._in_core_last[0]:
             return self._in_core_last[1]
-        ok = (self._ring_start is not None or self.ring_core() is not None) and all(
+        ok = self.ring_core() is not None and all(
             type(spec) is PhaseSpec and spec.algo.kind == RING and type(spec.in_size) is int
             for phases in chunks
             for spec in phases
