@@ -179,6 +179,22 @@ pub struct Core {
     queues: queues::Queues,
 }
 
+/// Put ``item`` in a slot of ``items`` that ``free`` lists, or at the end: its index. The
+/// core's tables (messages, ring phases, streams, works, posted receives) keep their ids
+/// stable and reuse them, so a long run allocates only while it grows.
+pub(crate) fn reuse_or_push<T>(items: &mut Vec<T>, free: &mut Vec<u32>, item: T) -> u32 {
+    match free.pop() {
+        Some(i) => {
+            items[i as usize] = item;
+            i
+        }
+        None => {
+            items.push(item);
+            (items.len() - 1) as u32
+        }
+    }
+}
+
 impl Core {
     fn schedule(&mut self, at: f64, kind: u8, id: u32) {
         let (seq, sub) = self.next_key();
@@ -363,16 +379,7 @@ impl Core {
     }
 
     fn new_message(&mut self, msg: Msg) -> u32 {
-        match self.free_slots.pop() {
-            Some(s) => {
-                self.msgs[s as usize] = msg;
-                s
-            }
-            None => {
-                self.msgs.push(msg);
-                (self.msgs.len() - 1) as u32
-            }
-        }
+        reuse_or_push(&mut self.msgs, &mut self.free_slots, msg)
     }
 
     /// Run the events whose key comes before the kernel's next event ``(limit_t, limit_seq)``

@@ -7,7 +7,7 @@
 //! ordering; the engine keeps a rank's streams either all here or all in Python.
 
 use crate::ring::{PhaseParams, Ring};
-use crate::Core;
+use crate::{reuse_or_push, Core};
 
 /// One chunk of one rank (``Stream``).
 struct Stream {
@@ -105,30 +105,12 @@ impl Core {
         let q = &mut self.queues;
         q.limit = limit.max(1);
         let work = Work { chunks_left: chunks.len() as u32, spans: vec![-1.0; 2 * chunks.len()] };
-        let wid = match q.free_works.pop() {
-            Some(w) => {
-                q.works[w as usize] = work;
-                w
-            }
-            None => {
-                q.works.push(work);
-                (q.works.len() - 1) as u32
-            }
-        };
+        let wid = reuse_or_push(&mut q.works, &mut q.free_works, work);
         for (c, phases) in chunks.into_iter().enumerate() {
             let qid = phases[0].qid;
             let stream = Stream { work: wid, rank, tag: tag_base + c as i64, chunk: c as u32, priority, phases, pos: 0, initialized: false };
             let q = &mut self.queues;
-            let id = match q.free_streams.pop() {
-                Some(s) => {
-                    q.streams[s as usize] = Some(stream);
-                    s
-                }
-                None => {
-                    q.streams.push(Some(stream));
-                    (q.streams.len() - 1) as u32
-                }
-            };
+            let id = reuse_or_push(&mut q.streams, &mut q.free_streams, Some(stream));
             q.insert(rank, qid, id);
             self.fill(rank, qid);
         }

@@ -12,12 +12,49 @@
 //! ring's message is one event at the backend's delay, priced once per ring by Python.
 //! Times in ns, sizes in bytes, bandwidth in B/s.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
-use crate::{Core, Msg, EV_GENERAL, EV_LOCAL, EV_RECV};
+use crate::{reuse_or_push, Core, Msg, EV_GENERAL, EV_LOCAL, EV_RECV};
 
 /// A message's match key: (chunk tag, src, dst, bytes).
 type Key = (i64, u32, u32, i64);
+
+/// A multiply-rotate hasher for the match tables' integer keys (std's SipHash took a tenth of
+/// a ring-heavy step's time; the keys are the simulator's own numbers, not an attacker's).
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.write_u64(i as u64);
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type KeyMap<V> = HashMap<Key, V, BuildHasherDefault<KeyHasher>>;
+
+/// No receive after this one in its key's queue (``Posted::next``).
+const NONE: u32 = u32::MAX;
+
+/// One posted receive: the ring phase waiting and the next receive posted with the same key
+/// (a first-in first-out list threaded through a pool, so posting allocates nothing once the
+/// pool has grown).
+#[derive(Clone, Copy)]
+struct Posted {
+    ring: u32,
+    next: u32,
+}
 
 /// One rank's ring phase (``RingPhase``'s state; ``packets`` is a count, every ring packet
 /// going to the same peer).
@@ -94,8 +131,11 @@ impl Ring {
 pub struct Rings {
     rings: Vec<Ring>,
     free_ids: Vec<u32>,
-    posted: HashMap<Key, VecDeque<u32>>,
-    early: HashMap<Key, u32>,
+    /// per key, the first and last of its posted receives (indexes of ``pool``)
+    posted: KeyMap<(u32, u32)>,
+    pool: Vec<Posted>,
+    pool_free: Vec<u32>,
+    early: KeyMap<u32>,
     /// ASTRA-sim's endpoint: E, the Fast path's delay, local-mem-bw (B/s), whole-ns mode
     pub delay_ns: f64,
     pub fast_ns: f64,
@@ -117,9 +157,11 @@ impl Rings {
     /// (receiver, chunk tag, sender, bytes) of every receive posted and not matched.
     pub fn waiting(&self) -> Vec<(u32, i64, u32, i64)> {
         let mut out = Vec::new();
-        for (&(tag, src, dst, nbytes), ids) in &self.posted {
-            for _ in ids {
+        for (&(tag, src, dst, nbytes), &(first, _)) in &self.posted {
+            let mut at = first;
+            while at != NONE {
                 out.push((dst, tag, src, nbytes));
+                at = self.pool[at as usize].next;
             }
         }
         out.sort_unstable();
@@ -157,16 +199,8 @@ impl Core {
     /// Take a ring phase over now and make its first insertions (``RingPhase.start``).
     pub(crate) fn ring_add(&mut self, ring: Ring) -> u32 {
         let first = ring.first;
-        let id = match self.rings.free_ids.pop() {
-            Some(id) => {
-                self.rings.rings[id as usize] = ring;
-                id
-            }
-            None => {
-                self.rings.rings.push(ring);
-                (self.rings.rings.len() - 1) as u32
-            }
-        };
+        let rings = &mut self.rings;
+        let id = reuse_or_push(&mut rings.rings, &mut rings.free_ids, ring);
         for _ in 0..first {
             self.ring_insert(id);
         }
@@ -256,7 +290,17 @@ impl Core {
             let now = self.now;
             self.schedule(now, EV_RECV, id);
         } else {
-            rings.posted.entry(key).or_default().push_back(id);
+            let entry = Posted { ring: id, next: NONE };
+            let at = reuse_or_push(&mut rings.pool, &mut rings.pool_free, entry);
+            match rings.posted.get_mut(&key) {
+                Some(ends) => {
+                    rings.pool[ends.1 as usize].next = at;
+                    ends.1 = at;
+                }
+                None => {
+                    rings.posted.insert(key, (at, at));
+                }
+            }
         }
     }
 
@@ -271,11 +315,15 @@ impl Core {
         }
         let key = (m.ring_tag, m.ring_src, m.ring_dst, m.ring_bytes);
         match rings.posted.get_mut(&key) {
-            Some(ids) => {
-                let id = ids.pop_front().expect("posted receives are removed when empty");
-                if ids.is_empty() {
+            Some(ends) => {
+                let first = ends.0;
+                let Posted { ring: id, next } = rings.pool[first as usize];
+                if next == NONE {
                     rings.posted.remove(&key);
+                } else {
+                    ends.0 = next;
                 }
+                rings.pool_free.push(first);
                 self.ring_insert(id); // on_recv
             }
             None => *rings.early.entry(key).or_insert(0) += 1,
