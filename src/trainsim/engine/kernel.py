@@ -110,6 +110,10 @@ class EventQueue:
     def __len__(self) -> int:
         return len(self._heap)
 
+    def next_time(self) -> float | None:
+        """The time (ns) of the next event to run; None when there is none."""
+        return self._heap[0][0] if self._heap else None
+
     def run(
         self,
         until_ns: float | None = None,

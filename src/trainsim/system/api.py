@@ -224,16 +224,20 @@ def _run(
     mirror_ports: bool = False,
 ) -> tuple[Any, RunResult]:
     """One run; ``endpoint`` None: a new one of the platform's (a resource-sharing endpoint
-    holds the run's state, so a rerun builds its own)."""
+    holds the run's state, so a rerun builds its own). Reruns the step with the core's queues
+    in Python on a ``CoreQueuesConflict`` and without group replay on a
+    ``GroupReplayConflict`` (``info["group_replay"]`` says why)."""
     from trainsim.system.collective_engine import CoreQueuesConflict  # loads with the runtime
+    from trainsim.system.symmetry.group_replay import GroupReplayConflict
 
     fresh_endpoint = endpoint is None
-    for core_queues in (True, False):
+    core_queues, group_replay, replay_off = True, True, ""
+    while True:
         queue = EventQueue()
         network = make_network(platform, queue, backend, compat_astra=compat_astra)
         if fresh_endpoint:
             endpoint = build_endpoint(platform, compat_astra)
-        collectives = _collective_runtime(platform, network, queue, compat_astra, symmetry, group_symmetry, mirrors, endpoint, mirror_ports, core_queues)
+        collectives = _collective_runtime(platform, network, queue, compat_astra, symmetry, group_symmetry, mirrors, endpoint, mirror_ports, core_queues, group_replay)
         memory, compute = build_memory(platform, queue, compat_astra), build_compute(platform, compat_astra)
         executor = Executor(platform, graphs, network, queue, memory=memory, compute=compute, collectives=collectives, endpoint=endpoint)
         try:
@@ -241,16 +245,24 @@ def _run(
         except CoreQueuesConflict:
             # a rank mixed collectives of rings with others: rerun with every queue in Python
             # (the core still runs ring phases one by one; collective_engine.Engine._work_to_core)
+            assert core_queues, "a run without the core's queues cannot conflict"
+            core_queues = False
+            continue
+        except GroupReplayConflict as exc:
+            assert group_replay, "a run without group replay cannot conflict"
+            group_replay, replay_off = False, f"off ({exc})"
             continue
         result.network_counters = network.counters()
+        result.info["group_replays"] = collectives.group_replays
+        if replay_off:
+            result.info["group_replay"] = replay_off
         return collectives, result
-    raise AssertionError("a run without the core's queues cannot conflict")
 
 
-def _collective_runtime(platform: Platform, network: NetworkBackend, queue: EventQueue, compat_astra: bool, symmetry: bool | Literal["strict"] = True, group_symmetry: bool = False, mirrors: dict[int, tuple[int, ...]] | None = None, endpoint: EndpointModel | None = None, mirror_ports: bool = False, core_queues: bool = True) -> Any:
+def _collective_runtime(platform: Platform, network: NetworkBackend, queue: EventQueue, compat_astra: bool, symmetry: bool | Literal["strict"] = True, group_symmetry: bool = False, mirrors: dict[int, tuple[int, ...]] | None = None, endpoint: EndpointModel | None = None, mirror_ports: bool = False, core_queues: bool = True, group_replay: bool = False) -> Any:
     from trainsim.system.collective_runtime import CollectiveRuntime
 
-    return CollectiveRuntime(platform, network, queue, compat_astra=compat_astra, symmetry=symmetry, group_symmetry=group_symmetry, mirrors=mirrors, mirror_ports=mirror_ports, endpoint=endpoint, core_queues=core_queues)
+    return CollectiveRuntime(platform, network, queue, compat_astra=compat_astra, symmetry=symmetry, group_symmetry=group_symmetry, mirrors=mirrors, mirror_ports=mirror_ports, endpoint=endpoint, core_queues=core_queues, group_replay=group_replay)
 
 
 def load_inputs(

@@ -61,6 +61,7 @@ from trainsim.system.symmetry.collective import (
     symmetric_backend,
 )
 from trainsim.system.symmetry.group import GroupSymmetry
+from trainsim.system.symmetry.group_replay import GroupReplay, GroupReplayConflict
 
 _BROADCAST = int(CommType.BROADCAST)
 
@@ -95,6 +96,9 @@ class CollectiveInstance:
     held: list[tuple[int, CollectiveRequest, Callable[[Any], None], Any, float]] = field(
         default_factory=list
     )  # members waiting for their peers under the NCCL tuner (``_flush_tuned``)
+    # group replay (``symmetry/group_replay.py``): None undecided, False not replayed, else the
+    # members held so far
+    replay: Any = None
 
 
 def _algorithm_of(graphs: Any) -> str:
@@ -122,6 +126,7 @@ class CollectiveRuntime:
         mirror_ports: bool = False,
         endpoint: EndpointModel | None = None,
         core_queues: bool = True,
+        group_replay: bool = False,
     ) -> None:
         self.platform = platform
         self.network = network
@@ -208,6 +213,15 @@ class CollectiveRuntime:
         self._custom = bool(self.planner.custom)
         # groups of a rank and its mirrors alone flush as one (``_flush_own``)
         self._own_groups = self._plain_flush and self._groups is not None and self._groups.enabled
+        # the groups the group path leaves rank by rank, answered from a private run of the
+        # whole group (``symmetry/group_replay.py``; ``group_replay``: the caller reruns the
+        # step without it on a GroupReplayConflict)
+        self._replay: GroupReplay | None = None
+        self._no_bytes: list[int] = []  # a held member's record's, until its end is known
+        self._no_spans: list[list[float]] = []
+        if group_replay and self._own_groups and GroupReplay.enabled(self):
+            assert self._groups is not None
+            self._replay = GroupReplay(self, self._groups.busy)
         # (phase type, size, id(members)) -> (members, the planner's plan of a group collective)
         self._group_plans: dict[tuple[int, int, int], tuple[tuple[int, ...], Any]] = {}
         # (group name, type, size) -> (group, its first instance, plan, the memos' key) of a
@@ -337,6 +351,9 @@ class CollectiveRuntime:
 
     def pending(self) -> list[tuple[int, int, str]]:
         """(rank, node_id, what it waits for) for every collective not finished."""
+        if self._replay is not None and self._replay.holding:
+            # held members posted no receive: the rank-by-rank run says what each waits for
+            raise GroupReplayConflict("the step stopped with members of a collective held")
         out = []
         waits: dict[int, str] = {}
         for dst, what in self.engine.waiting():
@@ -605,6 +622,8 @@ class CollectiveRuntime:
             # refuses it), and a replayed broadcast has none
             if layout is not None and layout.fast and groups is not None and groups.try_run(inst, pending):
                 return
+            if self._replay is not None and self._replay.take(inst, pending):
+                return
         else:
             if self._pricer is not None and self.tuned(inst):
                 pending, inst.pending = inst.pending, []
@@ -664,6 +683,21 @@ class CollectiveRuntime:
                 for c in chunks
             ]
         self.engine.start_rank(work, inst.layout, chunks, inst.tag_base, pri)
+
+    def held_lists(self, inst: CollectiveInstance) -> tuple[list[int], list[str], list[list[float]]]:
+        """:meth:`held_work`'s ``shared``: the algorithms of ``inst``'s members' records, and
+        bytes and spans that stand until group replay writes each member's own."""
+        return self._no_bytes, self._algorithms_of(inst), self._no_spans
+
+    def held_work(self, inst: CollectiveInstance, entry: tuple[Any, ...], shared: tuple[list[int], list[str], list[list[float]]]) -> RankWork:
+        """:meth:`_start` of a member that group replay holds (``symmetry/group_replay.py``;
+        ``entry``: its request as ``inst.pending`` keeps it): its priority taken, its record
+        (lists ``shared``: :meth:`held_lists`) and work in flight, nothing running yet."""
+        rank, request, on_done, arg, _t = entry
+        self._priority(rank, request)
+        work = self._new_work(rank, inst, request, on_done, arg, shared=shared)
+        self._fly(work)
+        return work
 
     def _algorithms_of(self, inst: CollectiveInstance) -> list[str]:
         """:meth:`_algorithms`, a new list each time, computed once per planned chunk list
@@ -860,6 +894,12 @@ class CollectiveRuntime:
         return themis_guard.predict_finish_ns(
             self.network, self.topology, layout, plan, self.engine_options, self._new_injection()
         )
+
+    @property
+    def group_replays(self) -> int:
+        """Group collectives answered from a private run of their group
+        (``symmetry/group_replay.py``)."""
+        return 0 if self._replay is None else self._replay.replays
 
     @property
     def shift_replays(self) -> int:

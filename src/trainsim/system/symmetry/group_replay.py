@@ -1,0 +1,300 @@
+"""Communicator-group collectives answered from a private run of the whole group (DESIGN.md,
+"Speed": memoize where exact). Used by ``collective_runtime.flush`` after the group-symmetric
+path (``symmetry/group.py``) for the groups it leaves rank by rank: groups whose members do
+not see each other alike, so no one member stands for the rest (a tensor-parallel group that
+is a segment of a Ring: its last member's message to the first goes the long way round), and
+members that issue the collective at different ticks.
+
+Where it applies (:meth:`GroupReplay.enabled`): a backend of the ``pairwise`` class (a
+message's delay is a function of its two ends; no link is shared), a time-invariant endpoint,
+the compatibility mode on a backend whose times there are whole ns (a run started a whole
+number of ns later is the same run shifted, exactly), one queue per dimension, no rendezvous,
+no injection model, no pricer and no per-node custom algorithm; and a communicator group's
+plan of built-in ring, direct or halving-doubling phases (a double binary tree alternates per
+rank from one collective to the next; a rooted collective runs per rank).
+
+Why it is exact. A member that issues a collective with no other collective work (nothing in
+its dimension queues, no work in flight: ``CollectiveRuntime.members_idle``) takes none until
+this one ends for it (the runtime refuses that: below). Its part then meets nothing but the
+other members' parts: messages are matched by the collective's own tags and priced by their
+two ends, and the endpoint prices an insertion by its bytes alone. So every member's end,
+bytes per dimension and chunk spans are a function of the plan, of the group's geometry
+(``MultiDimTopology.shape_classes`` of every ordered pair of members: two groups with equal
+shapes have equal delays, ``symmetry/group.py``) and of the members' issue times in issue
+order. The runtime holds each member when it issues (its record and work in flight, nothing
+running); when the last one issues, the group runs alone in a private event queue on a fork of
+the network, every member rank by rank by the engine the step uses, each started at its issue
+time less the first one's; each member then finishes at the first issue plus its end in that
+run. A later collective with the same plan, geometry and issue pattern is answered from it.
+
+Ties. Events of one tick run in the order they were scheduled. A member's start and an event
+of the collective in the same tick would run in an order that depends on the rest of the step,
+so a private run with an event of the collective at a member's issue time is refused; so are a
+member not idle when it issues after others were held, and a step that stops with members held
+(a deadlock: its report is the rank-by-rank one). Each raises :class:`GroupReplayConflict`
+and ``api._run`` runs the step again without group replay: a refusal costs time, never a
+result. A held member that starts another collective is a ``GroupSymmetryConflict`` (the held
+members are busy in the group path's ``busy``). Members that finish in one tick finish in one
+event, in the order they finished in the private run, scheduled when the last member issued
+(as the group-symmetric path's members do). Times in ns.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from trainsim.collectives import DOUBLE_BINARY_TREE, ROOTED_TYPES, LogicalLayout, PhaseSpec
+from trainsim.engine import EventQueue
+from trainsim.network.protocol import PAIRWISE
+from trainsim.system.collective_engine import CollectiveRecord, Engine, RankWork
+
+if TYPE_CHECKING:
+    from trainsim.system.collective_runtime import CollectiveInstance, CollectiveRuntime
+
+_BUILT_IN = PhaseSpec  # a custom collective's phase is a subclass (its graph is the algorithm)
+
+
+class GroupReplayConflict(Exception):
+    """A held collective cannot be answered exactly (module docstring; internal: ``api._run``
+    runs the step again without group replay)."""
+
+
+@dataclass(frozen=True, slots=True)
+class MemberEnd:
+    """One member's outcome in a private run, times from the first member's issue: its index
+    in the group, end, bytes per dimension and each chunk's [start, end] (None: the -1 marker
+    of a chunk that ran no phase)."""
+
+    index: int
+    end_ns: float
+    dim_bytes: tuple[int, ...]
+    spans: tuple[tuple[float | None, float | None], ...]
+
+
+Held = tuple[int, Any, float]
+"""A held member: its rank, its work (None for a mirror rank, which runs nothing) and its issue
+time (ns)."""
+
+
+class GroupReplay:
+    """The group-replay path of one collective runtime."""
+
+    def __init__(self, runtime: CollectiveRuntime, busy: dict[int, float]) -> None:
+        self.rt = runtime
+        self.busy = busy  # the group path's: member -> end ns (inf while held)
+        self.replays = 0  # collectives answered (simulated privately or from the memo)
+        self.private_runs = 0
+        self._held_count = 0  # instances holding members now
+        # id(layout) -> (layout, its geometry key, rank -> index in the group)
+        self._layouts: dict[int, tuple[LogicalLayout, bytes, dict[int, int]]] = {}
+        # id(chunks) -> (chunks, the plan's key or None when the plan does not qualify)
+        self._plans: dict[int, tuple[Any, tuple[Any, ...] | None]] = {}
+        # (geometry, plan, issue pattern) -> the members' ends in finish order
+        self._memo: dict[tuple[Any, ...], tuple[MemberEnd, ...]] = {}
+
+    @staticmethod
+    def enabled(runtime: CollectiveRuntime) -> bool:
+        """Whether the runtime's backend, endpoint and options qualify (module docstring)."""
+        options = runtime.engine_options
+        caps = runtime.network.capabilities
+        engine = runtime.engine
+        return (
+            caps.symmetry == PAIRWISE
+            and caps.whole_ns_compat
+            and options.compat_astra
+            and options.endpoint.time_invariant
+            and options.queues_per_dim == 1
+            and not options.rendezvous
+            and engine.injection is None
+            and engine.shared is None
+        )
+
+    @property
+    def holding(self) -> bool:
+        """Whether some collective holds members that issued it (the others have not)."""
+        return self._held_count > 0
+
+    # -- the path ----------------------------------------------------------------------------
+    def take(self, inst: CollectiveInstance, pending: list[Any]) -> bool:
+        """Hold ``pending`` (members that issued ``inst`` now) when ``inst`` qualifies; once
+        every member has issued, finish them all from the group's private run. False leaves
+        the collective to the caller (rank by rank), having changed nothing."""
+        held = inst.replay
+        if held is False:
+            return False
+        rt = self.rt
+        now = rt.queue.now
+        ranks = tuple(entry[0] for entry in pending)
+        if held is None:
+            if not (self._plan_key(inst) is not None and rt.members_idle(ranks, now, self.busy)):
+                inst.replay = False
+                return False
+            held = inst.replay = []
+            self._held_count += 1
+        elif not rt.members_idle(ranks, now, self.busy):
+            raise GroupReplayConflict(
+                f"a member of {inst.key[0]!r} issued collective #{inst.key[1]} with other collective work while others were held"
+            )
+        busy = self.busy
+        mirrors = rt._mirror_ranks
+        shared = rt.held_lists(inst)
+        for entry in pending:
+            rank = entry[0]
+            busy[rank] = math.inf  # until the private run says
+            held.append((rank, None if rank in mirrors else rt.held_work(inst, entry, shared), now))
+        if inst.issued < len(inst.members):
+            return True
+        inst.replay = False
+        self._held_count -= 1
+        self._finish(inst, held)
+        return True
+
+    def _finish(self, inst: CollectiveInstance, held: list[Held]) -> None:
+        """Every member has issued ``inst``: its members' ends, from the memo or a private run,
+        each scheduled (module docstring)."""
+        rt = self.rt
+        layout = inst.layout
+        assert layout is not None
+        _, geometry, index = self._layout(layout)
+        t0 = held[0][2]
+        pattern = tuple((index[rank], t - t0) for rank, _w, t in held)
+        plan = self._plan_key(inst)
+        key = (geometry, inst.phase_type, plan, pattern)
+        ends = self._memo.get(key)
+        if ends is None:
+            ends = self._memo[key] = self._simulate(layout, inst, held, t0)
+        self.replays += 1
+        works = {rank: work for rank, work, _t in held}
+        members = layout.dims[0].members
+        busy = self.busy
+        queue = rt.queue
+        finishing: list[RankWork] = []
+        at = -1.0
+        # members with equal bytes or spans share one list (the memo keeps equal ones as one
+        # tuple), as the group path's members do
+        lists: dict[int, Any] = {}
+        for member in ends:
+            rank = members[member.index]
+            end = t0 + member.end_ns
+            busy[rank] = end
+            work = works[rank]
+            if work is None:
+                continue
+            record = work.record
+            record.end_ns = end
+            dim_bytes = lists.get(id(member.dim_bytes))
+            if dim_bytes is None:
+                dim_bytes = lists[id(member.dim_bytes)] = list(member.dim_bytes)
+            spans = lists.get(id(member.spans))
+            if spans is None:
+                spans = lists[id(member.spans)] = [[-1.0 if a is None else t0 + a, -1.0 if b is None else t0 + b] for a, b in member.spans]
+            record.dim_bytes = dim_bytes
+            record.chunk_spans = spans
+            if end != at and finishing:
+                queue.schedule_at(at, rt._symmetric_done, finishing)
+                finishing = []
+            at = end
+            finishing.append(work)
+        if finishing:
+            queue.schedule_at(at, rt._symmetric_done, finishing)
+        rt._instances.pop(inst.key, None)
+
+    def _simulate(self, layout: LogicalLayout, inst: CollectiveInstance, held: list[Held], t0: float) -> tuple[MemberEnd, ...]:
+        """The group alone: each member started at its issue time less ``t0``, in issue order
+        (members of one tick in one event, as one flush starts them), rank by rank by a plain
+        :class:`Engine` on a private queue and a fork of the network."""
+        rt = self.rt
+        self.private_runs += 1
+        private = EventQueue()
+        finished: list[RankWork] = []
+        engine = Engine(private, rt.network.fork(private), rt.topology, rt.engine_options, on_rank_done=finished.append, core_queues=False)
+        ndims = len(rt.topology.sizes)
+        chunks = inst.chunks
+        starts: list[tuple[float, list[int]]] = []
+        for rank, _w, t in held:
+            offset = t - t0
+            if starts and starts[-1][0] == offset:
+                starts[-1][1].append(rank)
+            else:
+                starts.append((offset, [rank]))
+        last = max(offset for offset, _r in starts)
+
+        def start(ranks: list[int]) -> None:
+            offset = private.now
+            self._no_event_at(private, offset, inst)
+            for rank in ranks:
+                record = CollectiveRecord(
+                    rank, -1, inst.comm_type, inst.size, "", offset,
+                    dim_bytes=[0] * ndims, chunks=len(chunks), chunk_spans=[[-1.0, -1.0] for _ in chunks],
+                )  # fmt: skip
+                engine.start_rank(RankWork(rank, len(chunks), _nothing, None, record, ""), layout, chunks, inst.tag_base, 0)
+            self._no_event_at(private, offset, inst)
+
+        for offset, ranks in starts:
+            # the start runs after the collective's events of its tick scheduled before it, as
+            # the flush (scheduled in that tick) does in the step
+            private.run(until_ns=math.nextafter(offset, -math.inf))
+            private.schedule_at(offset, start, ranks)
+        private.run()
+        if len(finished) != len(held):
+            raise GroupReplayConflict(f"collective #{inst.key[1]} of {inst.key[0]!r}: {len(held) - len(finished)} members never finished alone")
+        index = self._layout(layout)[2]
+        out = []
+        same: dict[Any, Any] = {}  # equal tuples kept as one (``_finish`` shares their lists)
+        for work in finished:
+            record = work.record
+            if record.end_ns <= last:
+                raise GroupReplayConflict(f"collective #{inst.key[1]} of {inst.key[0]!r}: a member finished before the last one issued it")
+            spans = tuple((None if a < 0 else a, None if b < 0 else b) for a, b in record.chunk_spans)
+            dim_bytes = tuple(record.dim_bytes)
+            out.append(MemberEnd(index[work.rank], record.end_ns, same.setdefault(dim_bytes, dim_bytes), same.setdefault(spans, spans)))
+        return tuple(out)
+
+    @staticmethod
+    def _no_event_at(private: EventQueue, offset: float, inst: CollectiveInstance) -> None:
+        """Refuse an event of the collective scheduled in the tick a member starts in (a
+        message matched on arrival, or a start's own zero-delay event): whether it runs before
+        or after the member's start depends on the rest of the step."""
+        nxt = private.next_time()
+        if nxt is not None and nxt <= offset:
+            raise GroupReplayConflict(
+                f"collective #{inst.key[1]} of {inst.key[0]!r}: an event of it scheduled in the tick a member issues it ({offset} ns after the first)"
+            )
+
+    # -- what qualifies ----------------------------------------------------------------------
+    def _plan_key(self, inst: CollectiveInstance) -> tuple[Any, ...] | None:
+        """The memo's key of ``inst``'s plan (its chunks' phases), or None when the plan does
+        not qualify (module docstring); once per planned chunk list."""
+        chunks = inst.chunks
+        known = self._plans.get(id(chunks))
+        if known is None or known[0] is not chunks:
+            layout = inst.layout
+            ok = (
+                layout is not None
+                and layout.fast
+                and inst.phase_type not in ROOTED_TYPES
+                and any(chunks)
+                and all(type(s) is _BUILT_IN and s.algo.kind != DOUBLE_BINARY_TREE for c in chunks for s in c)
+            )
+            known = self._plans[id(chunks)] = (chunks, tuple(tuple(c) for c in chunks) if ok else None)
+        return known[1]
+
+    def _layout(self, layout: LogicalLayout) -> tuple[LogicalLayout, bytes, dict[int, int]]:
+        """(layout, its geometry key, rank -> index): the shape of every ordered pair of the
+        group's members, once per layout (a layout is its group's for the run)."""
+        known = self._layouts.get(id(layout))
+        if known is None or known[0] is not layout:
+            members = layout.dims[0].members
+            ranks = np.asarray(members, dtype=np.int64)
+            n = len(ranks)
+            shapes = self.rt.topology.shape_classes(np.repeat(ranks, n), np.tile(ranks, n))
+            known = self._layouts[id(layout)] = (layout, n.to_bytes(4, "little") + shapes.tobytes(), {r: i for i, r in enumerate(members)})
+        return known
+
+
+def _nothing(_arg: Any) -> None:
+    """A private run's member finished (the run collects it by ``on_rank_done``)."""
