@@ -170,11 +170,12 @@ def _issue(rt: CollectiveRuntime, q: EventQueue, at: float, rank: int, node: int
 RINGS = CollectiveImpl(("ring",), ("ring",), ("ring",), ("ring",))
 
 
-def _runtime(members: tuple[int, ...] = (0, 1, 2)) -> tuple[CollectiveRuntime, EventQueue]:
+def _runtime(members: tuple[int, ...] = (0, 1, 2), replay: bool = True) -> tuple[CollectiveRuntime, EventQueue]:
+    """A runtime with group replay (else rank by rank) on a Ring of 8, group ``g``."""
     platform = _platform((("Ring", 8),), {"g": members}, endpoint_delay_ns=10, implementations=RINGS)
     q = EventQueue()
     net = AnalyticalNetwork(platform.network, q, compat_astra=True)
-    return CollectiveRuntime(platform, net, q, compat_astra=True, group_symmetry=True, group_replay=True), q
+    return CollectiveRuntime(platform, net, q, compat_astra=True, symmetry=replay, group_symmetry=replay, group_replay=replay), q
 
 
 def test_a_member_issuing_in_the_tick_of_a_matched_receive_is_refused():
@@ -195,6 +196,32 @@ def test_a_member_issuing_in_the_tick_of_a_matched_receive_is_refused():
             continue
         q.run()
         assert rt.group_replays == 1 and sorted(done) == [(r, 0) for r in range(4)]
+
+
+def test_a_members_end_runs_among_its_ticks_events_as_rank_by_rank():
+    """Rank by rank, a member's end runs after the events of its tick that were scheduled
+    before its last event was (here a probe scheduled 1 ns after the start): replayed, the
+    end is scheduled by a relay at that time, not when the last member issued."""
+
+    def log(replay: bool, ends: list[float]) -> list:
+        rt, q = _runtime(replay=replay)
+        out: list = []
+        for rank in (0, 1, 2):
+            _issue(rt, q, 0.0, rank, 0, (0, 1, 2), out)
+        for end in ends:
+            q.schedule_at(1.0, lambda _a, end=end: q.schedule_at(end, out.append, ("probe", end)))
+        q.run()
+        assert rt.group_replays == int(replay)
+        return out
+
+    rt, q = _runtime(replay=False)
+    for rank in (0, 1, 2):
+        _issue(rt, q, 0.0, rank, 0, (0, 1, 2), [])
+    q.run()
+    ends = sorted({r.end_ns for r in rt.records})
+    want = log(False, ends)
+    assert want[0][0] == "probe"  # (else the test shows nothing)
+    assert log(True, ends) == want
 
 
 def test_a_held_member_starting_another_collective_is_refused():

@@ -1,5 +1,5 @@
 """The discrete-event kernel: a heap of ``(time, seq, callback, arg)`` tuples (DESIGN.md, engine)."""
 
-from trainsim.engine.kernel import EventQueue, collector_paused
+from trainsim.engine.kernel import EventQueue, TracingEventQueue, collector_paused
 
-__all__ = ["EventQueue", "collector_paused"]
+__all__ = ["EventQueue", "TracingEventQueue", "collector_paused"]

@@ -185,3 +185,30 @@ class EventQueue:
                  f"the events that repeat: {', '.join(callbacks)}"]
         parts.extend(report() for report in self.stall_reports)
         return LivelockError("; ".join(parts))
+
+
+class TracingEventQueue(EventQueue):
+    """An :class:`EventQueue` that remembers when each event was scheduled:
+    ``scheduled_ns(current_seq)`` is the time of the event that scheduled the one being
+    processed (a private run replayed elsewhere in a step: ``system/symmetry/group_replay.py``).
+    Slower than the plain queue; for small runs."""
+
+    __slots__ = ("_scheduled",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._scheduled: dict[int, float] = {}
+
+    def schedule(self, delay_ns: float, callback: Callback, arg: Any = None) -> None:
+        self.schedule_at(self.now + delay_ns, callback, arg)
+
+    def schedule_at(self, time_ns: float, callback: Callback, arg: Any = None) -> None:
+        if time_ns < self.now:
+            raise ValueError(f"cannot schedule at {time_ns} ns, before now ({self.now} ns)")
+        seq = next(self._seq)
+        self._scheduled[seq] = self.now
+        heapq.heappush(self._heap, (time_ns, seq, callback, arg))
+
+    def scheduled_ns(self, seq: int) -> float:
+        """When (ns) the event numbered ``seq`` was scheduled."""
+        return self._scheduled[seq]

@@ -27,16 +27,19 @@ the network, every member rank by rank by the engine the step uses, each started
 time less the first one's; each member then finishes at the first issue plus its end in that
 run. A later collective with the same plan, geometry and issue pattern is answered from it.
 
-Ties. Events of one tick run in the order they were scheduled. A member's start and an event
-of the collective in the same tick would run in an order that depends on the rest of the step,
-so a private run with an event of the collective at a member's issue time is refused; so are a
-member not idle when it issues after others were held, and a step that stops with members held
-(a deadlock: its report is the rank-by-rank one). Each raises :class:`GroupReplayConflict`
-and ``api._run`` runs the step again without group replay: a refusal costs time, never a
-result. A held member that starts another collective is a ``GroupSymmetryConflict`` (the held
-members are busy in the group path's ``busy``). Members that finish in one tick finish in one
-event, in the order they finished in the private run, scheduled when the last member issued
-(as the group-symmetric path's members do). Times in ns.
+Ties. Events of one tick run in the order they were scheduled. A member starts in a flush
+the runtime schedules in the tick it issues, so after every event of that tick scheduled
+before it: the private run starts it after the collective's events of that tick scheduled
+before, and refuses one scheduled in the tick itself (a receive matched on arrival), whose
+order with the start depends on the rest of the step. Refused too: a member not idle when it
+issues after others were held, and a step that stops with members held (a deadlock: its
+report is the rank-by-rank one). Each raises :class:`GroupReplayConflict` and ``api._run``
+runs the step again without group replay: a refusal costs time, never a result. A held member
+that starts another collective is a ``GroupSymmetryConflict`` (held members are busy in the
+group path's ``busy``). A member's end is an event scheduled when its last event was in the
+private run (a relay event then schedules it), so it runs among the step's events of its tick
+as rank by rank, except against an event of its tick scheduled in that same earlier tick
+(their order is the two ticks' order rank by rank). Times in ns.
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from trainsim.collectives import DOUBLE_BINARY_TREE, ROOTED_TYPES, LogicalLayout, PhaseSpec
-from trainsim.engine import EventQueue
+from trainsim.engine import EventQueue, TracingEventQueue
 from trainsim.network.protocol import PAIRWISE
 from trainsim.system.collective_engine import CollectiveRecord, Engine, RankWork
 
@@ -66,11 +69,12 @@ class GroupReplayConflict(Exception):
 @dataclass(frozen=True, slots=True)
 class MemberEnd:
     """One member's outcome in a private run, times from the first member's issue: its index
-    in the group, end, bytes per dimension and each chunk's [start, end] (None: the -1 marker
-    of a chunk that ran no phase)."""
+    in the group, end, when the event it ended in was scheduled, bytes per dimension and each
+    chunk's [start, end] (None: the -1 marker of a chunk that ran no phase)."""
 
     index: int
     end_ns: float
+    scheduled_ns: float
     dim_bytes: tuple[int, ...]
     spans: tuple[tuple[float | None, float | None], ...]
 
@@ -173,7 +177,7 @@ class GroupReplay:
         busy = self.busy
         queue = rt.queue
         finishing: list[RankWork] = []
-        at = -1.0
+        at = (-1.0, -1.0)
         # members with equal bytes or spans share one list (the memo keeps equal ones as one
         # tuple), as the group path's members do
         lists: dict[int, Any] = {}
@@ -194,14 +198,29 @@ class GroupReplay:
                 spans = lists[id(member.spans)] = [[-1.0 if a is None else t0 + a, -1.0 if b is None else t0 + b] for a, b in member.spans]
             record.dim_bytes = dim_bytes
             record.chunk_spans = spans
-            if end != at and finishing:
-                queue.schedule_at(at, rt._symmetric_done, finishing)
+            when = (t0 + member.scheduled_ns, end)
+            if when != at and finishing:
+                self._end_at(at, finishing)
                 finishing = []
-            at = end
+            at = when
             finishing.append(work)
         if finishing:
-            queue.schedule_at(at, rt._symmetric_done, finishing)
+            self._end_at(at, finishing)
         rt._instances.pop(inst.key, None)
+
+    def _end_at(self, when: tuple[float, float], works: list[RankWork]) -> None:
+        """Finish ``works`` at ``when[1]`` by an event scheduled at ``when[0]``, as their last
+        event was in the private run (so it runs after the step's other events of that tick
+        scheduled before it, as rank by rank; module docstring): a relay event at
+        ``when[0]`` schedules it, or it is scheduled now when that is now."""
+        queue = self.rt.queue
+        if when[0] <= queue.now:
+            queue.schedule_at(when[1], self.rt._symmetric_done, works)
+        else:
+            queue.schedule_at(when[0], self._relay, (when[1], works))
+
+    def _relay(self, token: tuple[float, list[RankWork]]) -> None:
+        self.rt.queue.schedule_at(token[0], self.rt._symmetric_done, token[1])
 
     def _simulate(self, layout: LogicalLayout, inst: CollectiveInstance, held: list[Held], t0: float) -> tuple[MemberEnd, ...]:
         """The group alone: each member started at its issue time less ``t0``, in issue order
@@ -209,9 +228,13 @@ class GroupReplay:
         :class:`Engine` on a private queue and a fork of the network."""
         rt = self.rt
         self.private_runs += 1
-        private = EventQueue()
-        finished: list[RankWork] = []
-        engine = Engine(private, rt.network.fork(private), rt.topology, rt.engine_options, on_rank_done=finished.append, core_queues=False)
+        private = TracingEventQueue()
+        finished: list[tuple[RankWork, float]] = []
+
+        def done(work: RankWork) -> None:
+            finished.append((work, private.scheduled_ns(private.current_seq)))
+
+        engine = Engine(private, rt.network.fork(private), rt.topology, rt.engine_options, on_rank_done=done, core_queues=False)
         ndims = len(rt.topology.sizes)
         chunks = inst.chunks
         starts: list[tuple[float, list[int]]] = []
@@ -245,13 +268,13 @@ class GroupReplay:
         index = self._layout(layout)[2]
         out = []
         same: dict[Any, Any] = {}  # equal tuples kept as one (``_finish`` shares their lists)
-        for work in finished:
+        for work, scheduled in finished:
             record = work.record
             if record.end_ns <= last:
                 raise GroupReplayConflict(f"collective #{inst.key[1]} of {inst.key[0]!r}: a member finished before the last one issued it")
             spans = tuple((None if a < 0 else a, None if b < 0 else b) for a, b in record.chunk_spans)
             dim_bytes = tuple(record.dim_bytes)
-            out.append(MemberEnd(index[work.rank], record.end_ns, same.setdefault(dim_bytes, dim_bytes), same.setdefault(spans, spans)))
+            out.append(MemberEnd(index[work.rank], record.end_ns, scheduled, same.setdefault(dim_bytes, dim_bytes), same.setdefault(spans, spans)))
         return tuple(out)
 
     @staticmethod
