@@ -175,7 +175,6 @@ class GroupReplay:
         works = {rank: work for rank, work, _t in held}
         members = layout.dims[0].members
         busy = self.busy
-        queue = rt.queue
         finishing: list[RankWork] = []
         at = (-1.0, -1.0)
         # members with equal bytes or spans share one list (the memo keeps equal ones as one
