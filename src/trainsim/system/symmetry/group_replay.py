@@ -93,10 +93,12 @@ class GroupReplay:
         self.replays = 0  # collectives answered (simulated privately or from the memo)
         self.private_runs = 0
         self._held_count = 0  # instances holding members now
-        # id(layout) -> (layout, its geometry key, rank -> index in the group)
-        self._layouts: dict[int, tuple[LogicalLayout, bytes, dict[int, int]]] = {}
-        # id(chunks) -> (chunks, the plan's key or None when the plan does not qualify)
-        self._plans: dict[int, tuple[Any, tuple[Any, ...] | None]] = {}
+        # id(layout) -> (layout, its geometry's number, rank -> index in the group)
+        self._layouts: dict[int, tuple[LogicalLayout, int, dict[int, int]]] = {}
+        self._geometries: dict[bytes, int] = {}  # the shapes of every pair -> a number
+        # id(chunks) -> (chunks, the plan's number, -1 when the plan does not qualify)
+        self._plans: dict[int, tuple[Any, int]] = {}
+        self._plan_ids: dict[tuple[tuple[PhaseSpec, ...], ...], int] = {}  # the phases -> a number
         # (geometry, plan, issue pattern) -> the members' ends in finish order
         self._memo: dict[tuple[Any, ...], tuple[MemberEnd, ...]] = {}
 
@@ -134,7 +136,7 @@ class GroupReplay:
         now = rt.queue.now
         ranks = tuple(entry[0] for entry in pending)
         if held is None:
-            if not (self._plan_key(inst) is not None and rt.members_idle(ranks, now, self.busy)):
+            if not (self._plan_key(inst) >= 0 and rt.members_idle(ranks, now, self.busy)):
                 inst.replay = False
                 return False
             held = inst.replay = []
@@ -165,9 +167,8 @@ class GroupReplay:
         assert layout is not None
         _, geometry, index = self._layout(layout)
         t0 = held[0][2]
-        pattern = tuple((index[rank], t - t0) for rank, _w, t in held)
-        plan = self._plan_key(inst)
-        key = (geometry, inst.phase_type, plan, pattern)
+        pattern = tuple([(index[rank], t - t0) for rank, _w, t in held])
+        key = (geometry, inst.phase_type, self._plan_key(inst), pattern)
         ends = self._memo.get(key)
         if ends is None:
             ends = self._memo[key] = self._simulate(layout, inst, held, t0)
@@ -288,8 +289,8 @@ class GroupReplay:
             )
 
     # -- what qualifies ----------------------------------------------------------------------
-    def _plan_key(self, inst: CollectiveInstance) -> tuple[Any, ...] | None:
-        """The memo's key of ``inst``'s plan (its chunks' phases), or None when the plan does
+    def _plan_key(self, inst: CollectiveInstance) -> int:
+        """The memo's number of ``inst``'s plan (its chunks' phases), or -1 when the plan does
         not qualify (module docstring); once per planned chunk list."""
         chunks = inst.chunks
         known = self._plans.get(id(chunks))
@@ -302,19 +303,22 @@ class GroupReplay:
                 and any(chunks)
                 and all(type(s) is _BUILT_IN and s.algo.kind != DOUBLE_BINARY_TREE for c in chunks for s in c)
             )
-            known = self._plans[id(chunks)] = (chunks, tuple(tuple(c) for c in chunks) if ok else None)
+            number = self._plan_ids.setdefault(tuple(tuple(c) for c in chunks), len(self._plan_ids)) if ok else -1
+            known = self._plans[id(chunks)] = (chunks, number)
         return known[1]
 
-    def _layout(self, layout: LogicalLayout) -> tuple[LogicalLayout, bytes, dict[int, int]]:
-        """(layout, its geometry key, rank -> index): the shape of every ordered pair of the
-        group's members, once per layout (a layout is its group's for the run)."""
+    def _layout(self, layout: LogicalLayout) -> tuple[LogicalLayout, int, dict[int, int]]:
+        """(layout, its geometry's number, rank -> index): groups with the same shape of every
+        ordered pair of members share a number; once per layout (a layout is its group's for
+        the run)."""
         known = self._layouts.get(id(layout))
         if known is None or known[0] is not layout:
             members = layout.dims[0].members
             ranks = np.asarray(members, dtype=np.int64)
             n = len(ranks)
             shapes = self.rt.topology.shape_classes(np.repeat(ranks, n), np.tile(ranks, n))
-            known = self._layouts[id(layout)] = (layout, n.to_bytes(4, "little") + shapes.tobytes(), {r: i for i, r in enumerate(members)})
+            geometry = self._geometries.setdefault(n.to_bytes(4, "little") + shapes.tobytes(), len(self._geometries))
+            known = self._layouts[id(layout)] = (layout, geometry, {r: i for i, r in enumerate(members)})
         return known
 
 
