@@ -142,6 +142,26 @@ def test_the_memo_answers_repeated_patterns(monkeypatch):
     assert len(runs) <= 6  # at most one per collective: the four groups share each answer
 
 
+def test_patterns_that_never_repeat_go_back_to_rank_by_rank(monkeypatch):
+    """Compute times drawn anew for every rank and layer: no issue pattern repeats, so after
+    ``TRIES`` private runs of the group's plan its collectives run rank by rank (a private run
+    costs more than the step's own path); the result is the rank-by-rank one either way."""
+    groups = {"tp0": (0, 1, 2, 3), "tp1": (4, 5, 6, 7)}
+    platform = _platform((("Ring", 8),), groups, implementations=RINGS)
+    rnd = random.Random(5)
+    graphs = []
+    for rank in range(8):
+        b = GraphBuilder(rank=rank)
+        prev: tuple[int, ...] = ()
+        for k in range(20):
+            b.add(2 * k, int(NodeType.COMP_NODE), "c", data_deps=prev, duration_s=rnd.randint(1000, 9000) * 1e-9)
+            b.add(2 * k + 1, int(NodeType.COMM_COLL_NODE), "x", data_deps=(2 * k,), comm_type=AR, comm_size=1 << 20, pg_name=f"tp{rank // 4}")
+            prev = (2 * k + 1,)
+        graphs.append(b.build())
+    fast = _assert_replay_is_rank_by_rank(monkeypatch, platform, graphs)
+    assert fast.info["group_replays"] == group_replay.TRIES  # then rank by rank: 40 collectives
+
+
 def test_groups_of_one_size_and_another_shape_are_told_apart(monkeypatch):
     """On a Ring of 16, four consecutive ranks and four ranks four apart run the same plan
     with the same issue pattern (every other member 1 µs late) but different delays: each
@@ -283,4 +303,3 @@ def test_only_exact_settings_replay():
     platform = _platform((("Ring", 8),), {"g": (0, 1, 2)})
     rt = CollectiveRuntime(platform, AnalyticalNetwork(platform.network, q, compat_astra=False), q, compat_astra=False, group_symmetry=True, group_replay=True)
     assert not GroupReplay.enabled(rt)
-    assert group_replay.GroupReplay.enabled.__doc__

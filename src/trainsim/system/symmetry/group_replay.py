@@ -26,6 +26,9 @@ running); when the last one issues, the group runs alone in a private event queu
 the network, every member rank by rank by the engine the step uses, each started at its issue
 time less the first one's; each member then finishes at the first issue plus its end in that
 run. A later collective with the same plan, geometry and issue pattern is answered from it.
+A private run is a Python simulation of the whole group, slower than the step's own compiled
+path: once :data:`TRIES` runs of one geometry and plan have been answered fewer times than they
+ran (issue patterns that do not repeat), its collectives run rank by rank again.
 
 Ties. Events of one tick run in the order they were scheduled. A member starts in a flush
 the runtime schedules in the tick it issues, so after every event of that tick scheduled
@@ -59,6 +62,10 @@ if TYPE_CHECKING:
     from trainsim.system.collective_runtime import CollectiveInstance, CollectiveRuntime
 
 _BUILT_IN = PhaseSpec  # a custom collective's phase is a subclass (its graph is the algorithm)
+
+TRIES = 8
+"""Private runs of one geometry and plan before group replay asks whether its memo pays: while
+its answers from the memo are fewer than its runs, its collectives run rank by rank."""
 
 
 class GroupReplayConflict(Exception):
@@ -99,6 +106,8 @@ class GroupReplay:
         # id(chunks) -> (chunks, the plan's number, -1 when the plan does not qualify)
         self._plans: dict[int, tuple[Any, int]] = {}
         self._plan_ids: dict[tuple[tuple[PhaseSpec, ...], ...], int] = {}  # the phases -> a number
+        # (geometry, plan) -> [private runs, answers from the memo]
+        self._payoff: dict[tuple[int, int], list[int]] = {}
         # (geometry, plan, issue pattern) -> the members' ends in finish order
         self._memo: dict[tuple[Any, ...], tuple[MemberEnd, ...]] = {}
 
@@ -136,7 +145,7 @@ class GroupReplay:
         now = rt.queue.now
         ranks = tuple(entry[0] for entry in pending)
         if held is None:
-            if not (self._plan_key(inst) >= 0 and rt.members_idle(ranks, now, self.busy)):
+            if not (self._pays(inst) and rt.members_idle(ranks, now, self.busy)):
                 inst.replay = False
                 return False
             held = inst.replay = []
@@ -168,10 +177,15 @@ class GroupReplay:
         _, geometry, index = self._layout(layout)
         t0 = held[0][2]
         pattern = tuple([(index[rank], t - t0) for rank, _w, t in held])
-        key = (geometry, inst.phase_type, self._plan_key(inst), pattern)
+        plan = self._plan_key(inst)
+        key = (geometry, inst.phase_type, plan, pattern)
         ends = self._memo.get(key)
+        payoff = self._payoff.setdefault((geometry, plan), [0, 0])
         if ends is None:
             ends = self._memo[key] = self._simulate(layout, inst, held, t0)
+            payoff[0] += 1
+        else:
+            payoff[1] += 1
         self.replays += 1
         works = {rank: work for rank, work, _t in held}
         members = layout.dims[0].members
@@ -289,6 +303,16 @@ class GroupReplay:
             )
 
     # -- what qualifies ----------------------------------------------------------------------
+    def _pays(self, inst: CollectiveInstance) -> bool:
+        """Whether ``inst``'s plan qualifies and its geometry and plan's memo pays for its
+        private runs (module docstring)."""
+        plan = self._plan_key(inst)
+        if plan < 0:
+            return False
+        assert inst.layout is not None  # (a plan that qualifies has one)
+        payoff = self._payoff.get((self._layout(inst.layout)[1], plan))
+        return payoff is None or payoff[0] < TRIES or payoff[1] >= payoff[0]
+
     def _plan_key(self, inst: CollectiveInstance) -> int:
         """The memo's number of ``inst``'s plan (its chunks' phases), or -1 when the plan does
         not qualify (module docstring); once per planned chunk list."""
