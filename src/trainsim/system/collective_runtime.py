@@ -213,15 +213,16 @@ class CollectiveRuntime:
         self._custom = bool(self.planner.custom)
         # groups of a rank and its mirrors alone flush as one (``_flush_own``)
         self._own_groups = self._plain_flush and self._groups is not None and self._groups.enabled
-        # the groups the group path leaves rank by rank, answered from a private run of the
-        # whole group (``symmetry/group_replay.py``; ``group_replay``: the caller reruns the
-        # step without it on a GroupReplayConflict)
+        # communicator groups' collectives answered from a private run of the whole group
+        # where it applies, before the group path (``symmetry/group_replay.py``;
+        # ``group_replay``: the caller reruns the step without it on a GroupReplayConflict)
         self._replay: GroupReplay | None = None
         self._no_bytes: list[int] = []  # a held member's record's, until its end is known
         self._no_spans: list[list[float]] = []
         if group_replay and self._own_groups and GroupReplay.enabled(self):
             assert self._groups is not None
             self._replay = GroupReplay(self, self._groups.busy)
+            self._own_groups = False  # (every group collective goes through flush)
         # (phase type, size, id(members)) -> (members, the planner's plan of a group collective)
         self._group_plans: dict[tuple[int, int, int], tuple[tuple[int, ...], Any]] = {}
         # (group name, type, size) -> (group, its first instance, plan, the memos' key) of a
@@ -620,9 +621,9 @@ class CollectiveRuntime:
             layout = inst.layout
             # a communicator group's layout (``fast``) is the group path's alone (symmetric_ok
             # refuses it), and a replayed broadcast has none
-            if layout is not None and layout.fast and groups is not None and groups.try_run(inst, pending):
-                return
             if self._replay is not None and self._replay.take(inst, pending):
+                return
+            if layout is not None and layout.fast and groups is not None and groups.try_run(inst, pending):
                 return
         else:
             if self._pricer is not None and self.tuned(inst):

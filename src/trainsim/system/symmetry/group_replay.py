@@ -1,9 +1,11 @@
 """Communicator-group collectives answered from a private run of the whole group (DESIGN.md,
-"Speed": memoize where exact). Used by ``collective_runtime.flush`` after the group-symmetric
-path (``symmetry/group.py``) for the groups it leaves rank by rank: groups whose members do
-not see each other alike, so no one member stands for the rest (a tensor-parallel group that
-is a segment of a Ring: its last member's message to the first goes the long way round), and
-members that issue the collective at different ticks.
+"Speed": memoize where exact). Used by ``collective_runtime.flush`` before the group-symmetric
+path (``symmetry/group.py``), which it replaces where it applies: it also takes groups whose
+members do not see each other alike, so no one member stands for the rest (a tensor-parallel
+group that is a segment of a Ring: its last member's message to the first goes the long way
+round), members that issue the collective at different ticks, and it ends each member when
+rank by rank would (below), where the group path ends every member at the last issue in
+member order.
 
 Where it applies (:meth:`GroupReplay.enabled`): a backend of the ``pairwise`` class (a
 message's delay is a function of its two ends; no link is shared), a time-invariant endpoint,
