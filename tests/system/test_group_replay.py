@@ -162,6 +162,23 @@ def test_patterns_that_never_repeat_go_back_to_rank_by_rank(monkeypatch):
     assert fast.info["group_replays"] == group_replay.TRIES  # then rank by rank: 40 collectives
 
 
+def test_large_groups_are_left_to_the_group_path_or_rank_by_rank(monkeypatch):
+    """A private run grows as the square of the group: a group of more than ``MAX_MEMBERS``
+    (here a segment of 20 of a Ring of 32) is not replayed, the other group (12) is; the step
+    is the rank-by-rank one."""
+    n = group_replay.MAX_MEMBERS + 4
+    groups = {"big": tuple(range(n)), "small": tuple(range(n, 32))}
+    platform = _platform((("Ring", 32),), groups, implementations=RINGS)
+    graphs = []
+    for rank in range(32):
+        b = GraphBuilder(rank=rank)
+        b.add(0, int(NodeType.COMP_NODE), "c", duration_s=(1 + rank % 2) * 1e-6)
+        b.add(1, int(NodeType.COMM_COLL_NODE), "x", data_deps=(0,), comm_type=AR, comm_size=1 << 20, pg_name="big" if rank < n else "small")
+        graphs.append(b.build())
+    fast = _assert_replay_is_rank_by_rank(monkeypatch, platform, graphs)
+    assert fast.info["group_replays"] == 1  # the small group only
+
+
 def test_groups_of_one_size_and_another_shape_are_told_apart(monkeypatch):
     """On a Ring of 16, four consecutive ranks and four ranks four apart run the same plan
     with the same issue pattern (every other member 1 µs late) but different delays: each

@@ -29,8 +29,10 @@ the network, every member rank by rank by the engine the step uses, each started
 time less the first one's; each member then finishes at the first issue plus its end in that
 run. A later collective with the same plan, geometry and issue pattern is answered from it.
 A private run is a Python simulation of the whole group, slower than the step's own compiled
-path: once :data:`TRIES` runs of one geometry and plan have been answered fewer times than they
-ran (issue patterns that do not repeat), its collectives run rank by rank again.
+path and growing as the square of its members (a ring's messages): groups of more than
+:data:`MAX_MEMBERS` are left to the group path (a representative) or rank by rank, and once
+:data:`TRIES` runs of one geometry and plan have been answered fewer times than they ran
+(issue patterns that do not repeat), its collectives run rank by rank again.
 
 Ties. Events of one tick run in the order they were scheduled. A member starts in a flush
 the runtime schedules in the tick it issues, so after every event of that tick scheduled
@@ -64,6 +66,10 @@ if TYPE_CHECKING:
     from trainsim.system.collective_runtime import CollectiveInstance, CollectiveRuntime
 
 _BUILT_IN = PhaseSpec  # a custom collective's phase is a subclass (its graph is the algorithm)
+
+MAX_MEMBERS = 16
+"""The largest group answered by a private run (a ring all-reduce of 16 members in 4 chunks is
+~6,000 Python events, tens of ms; 64 members would be ~100,000)."""
 
 TRIES = 8
 """Private runs of one geometry and plan before group replay asks whether its memo pays: while
@@ -325,6 +331,7 @@ class GroupReplay:
             ok = (
                 layout is not None
                 and layout.fast
+                and len(inst.members) <= MAX_MEMBERS
                 and inst.phase_type not in ROOTED_TYPES
                 and any(chunks)
                 and all(type(s) is _BUILT_IN and s.algo.kind != DOUBLE_BINARY_TREE for c in chunks for s in c)
