@@ -82,16 +82,17 @@ class GroupReplayConflict(Exception):
 
 
 @dataclass(frozen=True, slots=True)
-class MemberEnd:
-    """One member's outcome in a private run, times from the first member's issue: its index
-    in the group, end, when the event it ended in was scheduled, bytes per dimension and each
-    chunk's [start, end] (None: the -1 marker of a chunk that ran no phase)."""
+class Answer:
+    """A private run's outcome, times from the first member's issue. ``ends``: the members in
+    the order they ended, in runs of one (time the event they ended in was scheduled, end),
+    each member as (its index in the group, the number of its bytes per dimension in
+    ``dim_bytes``, of its chunks' [start, end] in ``spans``); equal bytes or spans are kept
+    once (their members share one list, as the group path's do). A span's None is the -1
+    marker of a chunk that ran no phase."""
 
-    index: int
-    end_ns: float
-    scheduled_ns: float
-    dim_bytes: tuple[int, ...]
-    spans: tuple[tuple[float | None, float | None], ...]
+    ends: tuple[tuple[float, float, tuple[tuple[int, int, int], ...]], ...]
+    dim_bytes: tuple[tuple[int, ...], ...]
+    spans: tuple[tuple[tuple[float | None, float | None], ...], ...]
 
 
 Held = tuple[int, Any, float]
@@ -116,8 +117,8 @@ class GroupReplay:
         self._plan_ids: dict[tuple[tuple[PhaseSpec, ...], ...], int] = {}  # the phases -> a number
         # (geometry, plan) -> [private runs, answers from the memo]
         self._payoff: dict[tuple[int, int], list[int]] = {}
-        # (geometry, plan, issue pattern) -> the members' ends in finish order
-        self._memo: dict[tuple[Any, ...], tuple[MemberEnd, ...]] = {}
+        # (geometry, type, plan, issue pattern) -> the private run's answer
+        self._memo: dict[tuple[Any, ...], Answer] = {}
 
     @staticmethod
     def enabled(runtime: CollectiveRuntime) -> bool:
@@ -151,7 +152,7 @@ class GroupReplay:
             return False
         rt = self.rt
         now = rt.queue.now
-        ranks = tuple(entry[0] for entry in pending)
+        ranks = tuple([entry[0] for entry in pending])
         if held is None:
             if not (self._pays(inst) and rt.members_idle(ranks, now, self.busy)):
                 inst.replay = False
@@ -162,14 +163,15 @@ class GroupReplay:
             raise GroupReplayConflict(
                 f"a member of {inst.key[0]!r} issued collective #{inst.key[1]} with other collective work while others were held"
             )
-        busy = self.busy
         mirrors = rt._mirror_ranks
         shared = rt.held_lists(inst)
         for entry in pending:
             rank = entry[0]
-            busy[rank] = math.inf  # until the private run says
             held.append((rank, None if rank in mirrors else rt.held_work(inst, entry, shared), now))
         if inst.issued < len(inst.members):
+            busy = self.busy
+            for rank in ranks:
+                busy[rank] = math.inf  # until the private run says
             return True
         inst.replay = False
         self._held_count -= 1
@@ -187,64 +189,60 @@ class GroupReplay:
         pattern = tuple([(index[rank], t - t0) for rank, _w, t in held])
         plan = self._plan_key(inst)
         key = (geometry, inst.phase_type, plan, pattern)
-        ends = self._memo.get(key)
-        payoff = self._payoff.setdefault((geometry, plan), [0, 0])
-        if ends is None:
-            ends = self._memo[key] = self._simulate(layout, inst, held, t0)
+        answer = self._memo.get(key)
+        payoff = self._payoff.get((geometry, plan))
+        if payoff is None:
+            payoff = self._payoff[(geometry, plan)] = [0, 0]
+        if answer is None:
+            answer = self._memo[key] = self._simulate(layout, inst, held, t0)
             payoff[0] += 1
         else:
             payoff[1] += 1
         self.replays += 1
-        works = {rank: work for rank, work, _t in held}
+        works = {rank: work for rank, work, _t in held if work is not None}
         members = layout.dims[0].members
         busy = self.busy
-        finishing: list[RankWork] = []
-        at = (-1.0, -1.0)
-        # members with equal bytes or spans share one list (the memo keeps equal ones as one
-        # tuple), as the group path's members do
-        lists: dict[int, Any] = {}
-        for member in ends:
-            rank = members[member.index]
-            end = t0 + member.end_ns
-            busy[rank] = end
-            work = works[rank]
-            if work is None:
-                continue
-            record = work.record
-            record.end_ns = end
-            dim_bytes = lists.get(id(member.dim_bytes))
-            if dim_bytes is None:
-                dim_bytes = lists[id(member.dim_bytes)] = list(member.dim_bytes)
-            spans = lists.get(id(member.spans))
-            if spans is None:
-                spans = lists[id(member.spans)] = [[-1.0 if a is None else t0 + a, -1.0 if b is None else t0 + b] for a, b in member.spans]
-            record.dim_bytes = dim_bytes
-            record.chunk_spans = spans
-            when = (t0 + member.scheduled_ns, end)
-            if when != at and finishing:
-                self._end_at(at, finishing)
-                finishing = []
-            at = when
-            finishing.append(work)
-        if finishing:
-            self._end_at(at, finishing)
+        bytes_lists: list[list[int] | None] = [None] * len(answer.dim_bytes)
+        span_lists: list[list[list[float]] | None] = [None] * len(answer.spans)
+        for scheduled, end_offset, who in answer.ends:
+            end = t0 + end_offset
+            finishing: list[RankWork] = []
+            for member, nbytes, nspans in who:
+                rank = members[member]
+                busy[rank] = end
+                work = works.get(rank)
+                if work is None:  # a mirror: it runs nothing
+                    continue
+                record = work.record
+                record.end_ns = end
+                dim_bytes = bytes_lists[nbytes]
+                if dim_bytes is None:
+                    dim_bytes = bytes_lists[nbytes] = list(answer.dim_bytes[nbytes])
+                spans = span_lists[nspans]
+                if spans is None:
+                    spans = span_lists[nspans] = [[-1.0 if a is None else t0 + a, -1.0 if b is None else t0 + b] for a, b in answer.spans[nspans]]
+                record.dim_bytes = dim_bytes
+                record.chunk_spans = spans
+                finishing.append(work)
+            if finishing:
+                self._end_at(t0 + scheduled, end, finishing)
         rt._instances.pop(inst.key, None)
 
-    def _end_at(self, when: tuple[float, float], works: list[RankWork]) -> None:
-        """Finish ``works`` at ``when[1]`` by an event scheduled at ``when[0]``, as their last
+    def _end_at(self, scheduled: float, end: float, works: list[RankWork]) -> None:
+        """Finish ``works`` at ``end`` by an event scheduled at ``scheduled``, as their last
         event was in the private run (so it runs after the step's other events of that tick
         scheduled before it, as rank by rank; module docstring): a relay event at
-        ``when[0]`` schedules it, or it is scheduled now when that is now."""
+        ``scheduled`` schedules it, or it is scheduled now when that is now."""
         queue = self.rt.queue
-        if when[0] <= queue.now:
-            queue.schedule_at(when[1], self.rt._symmetric_done, works)
+        if scheduled <= queue.now:
+            queue.schedule_at(end, self.rt._symmetric_done, works)
         else:
-            queue.schedule_at(when[0], self._relay, (when[1], works))
+            queue.schedule_at(scheduled, self._relay, (end, works))
 
     def _relay(self, token: tuple[float, list[RankWork]]) -> None:
         self.rt.queue.schedule_at(token[0], self.rt._symmetric_done, token[1])
 
-    def _simulate(self, layout: LogicalLayout, inst: CollectiveInstance, held: list[Held], t0: float) -> tuple[MemberEnd, ...]:
+    def _simulate(self, layout: LogicalLayout, inst: CollectiveInstance, held: list[Held], t0: float) -> Answer:
         """The group alone: each member started at its issue time less ``t0``, in issue order
         (members of one tick in one event, as one flush starts them), rank by rank by a plain
         :class:`Engine` on a private queue and a fork of the network."""
@@ -288,16 +286,20 @@ class GroupReplay:
         if len(finished) != len(held):
             raise GroupReplayConflict(f"collective #{inst.key[1]} of {inst.key[0]!r}: {len(held) - len(finished)} members never finished alone")
         index = self._layout(layout)[2]
-        out = []
-        same: dict[Any, Any] = {}  # equal tuples kept as one (``_finish`` shares their lists)
+        ends: list[tuple[float, float, list[tuple[int, int, int]]]] = []
+        byte_numbers: dict[tuple[int, ...], int] = {}
+        span_numbers: dict[tuple[tuple[float | None, float | None], ...], int] = {}
         for work, scheduled in finished:
             record = work.record
             if record.end_ns <= last:
                 raise GroupReplayConflict(f"collective #{inst.key[1]} of {inst.key[0]!r}: a member finished before the last one issued it")
             spans = tuple((None if a < 0 else a, None if b < 0 else b) for a, b in record.chunk_spans)
-            dim_bytes = tuple(record.dim_bytes)
-            out.append(MemberEnd(index[work.rank], record.end_ns, scheduled, same.setdefault(dim_bytes, dim_bytes), same.setdefault(spans, spans)))
-        return tuple(out)
+            member = (index[work.rank], byte_numbers.setdefault(tuple(record.dim_bytes), len(byte_numbers)), span_numbers.setdefault(spans, len(span_numbers)))
+            if ends and ends[-1][0] == scheduled and ends[-1][1] == record.end_ns:
+                ends[-1][2].append(member)
+            else:
+                ends.append((scheduled, record.end_ns, [member]))
+        return Answer(tuple((s, e, tuple(who)) for s, e, who in ends), tuple(byte_numbers), tuple(span_numbers))
 
     @staticmethod
     def _no_event_at(private: EventQueue, offset: float, inst: CollectiveInstance) -> None:
