@@ -619,10 +619,10 @@ class CollectiveRuntime:
             if not inst.planned:
                 self._plan(inst, pending[0][1])
             layout = inst.layout
-            # a communicator group's layout (``fast``) is the group path's alone (symmetric_ok
-            # refuses it), and a replayed broadcast has none
             if self._replay is not None and self._replay.take(inst, pending):
                 return
+            # a communicator group's layout (``fast``) is the group path's alone (symmetric_ok
+            # refuses it), and a replayed broadcast has none
             if layout is not None and layout.fast and groups is not None and groups.try_run(inst, pending):
                 return
         else:
