@@ -88,11 +88,12 @@ class Answer:
     each member as (its index in the group, the number of its bytes per dimension in
     ``dim_bytes``, of its chunks' [start, end] in ``spans``); equal bytes or spans are kept
     once (their members share one list, as the group path's do). A span's None is the -1
-    marker of a chunk that ran no phase."""
+    marker of a chunk that ran no phase; ``whole[i]``: spans ``i`` has none."""
 
     ends: tuple[tuple[float, float, tuple[tuple[int, int, int], ...]], ...]
     dim_bytes: tuple[tuple[int, ...], ...]
     spans: tuple[tuple[tuple[float | None, float | None], ...], ...]
+    whole: tuple[bool, ...]
 
 
 Held = tuple[int, Any, float]
@@ -220,7 +221,12 @@ class GroupReplay:
                     dim_bytes = bytes_lists[nbytes] = list(answer.dim_bytes[nbytes])
                 spans = span_lists[nspans]
                 if spans is None:
-                    spans = span_lists[nspans] = [[-1.0 if a is None else t0 + a, -1.0 if b is None else t0 + b] for a, b in answer.spans[nspans]]
+                    offsets = answer.spans[nspans]
+                    if answer.whole[nspans]:
+                        spans = [[t0 + a, t0 + b] for a, b in offsets]  # type: ignore[operator]
+                    else:
+                        spans = [[-1.0 if a is None else t0 + a, -1.0 if b is None else t0 + b] for a, b in offsets]
+                    span_lists[nspans] = spans
                 record.dim_bytes = dim_bytes
                 record.chunk_spans = spans
                 finishing.append(work)
@@ -299,7 +305,8 @@ class GroupReplay:
                 ends[-1][2].append(member)
             else:
                 ends.append((scheduled, record.end_ns, [member]))
-        return Answer(tuple((s, e, tuple(who)) for s, e, who in ends), tuple(byte_numbers), tuple(span_numbers))
+        whole = tuple(all(a is not None and b is not None for a, b in spans) for spans in span_numbers)
+        return Answer(tuple((s, e, tuple(who)) for s, e, who in ends), tuple(byte_numbers), tuple(span_numbers), whole)
 
     @staticmethod
     def _no_event_at(private: EventQueue, offset: float, inst: CollectiveInstance) -> None:
