@@ -222,11 +222,11 @@ class CollectiveRuntime:
         if group_replay and self._own_groups and GroupReplay.enabled(self):
             assert self._groups is not None
             self._replay = GroupReplay(self, self._groups.busy)
-            self._own_groups = False  # (every group collective goes through flush)
         # (phase type, size, id(members)) -> (members, the planner's plan of a group collective)
         self._group_plans: dict[tuple[int, int, int], tuple[tuple[int, ...], Any]] = {}
         # (group name, type, size) -> (group, its first instance, plan, the memos' key) of a
-        # collective on a rank's own group that a memo answered (``_flush_own``)
+        # collective on a rank's own group that a memo answered (``_flush_own``; with group
+        # replay, every such first instance, and no key)
         self._own_replays: dict[tuple[str, int, Any], tuple[tuple[int, ...], CollectiveInstance, Any, int]] = {}
         self._ready: list[CollectiveInstance] = []  # priced together at the end of the tick
         self._priced: list[tuple[PriceRequest, float, float]] = []  # in flight: (request, start, end)
@@ -553,21 +553,27 @@ class CollectiveRuntime:
         # ``now`` is asked again (the members idle, the memo's answer at this start)
         okey = (ikey[0], ctype, request.size)
         known = self._own_replays.get(okey)
+        replay = self._replay
         if known is not None and known[0] is group:
             _, inst, plan, key = known
-            replayed = groups.replay_idle(key, inst.members, now)
-            if replayed is not None:
-                # _plan's effects: the tags it takes, Themis' choice
-                self._next_tag += max(1, len(plan.chunks))
-                if plan.themis is not None:
-                    self.themis_choices.append(plan.themis)
-                self._own_replayed(inst, request, on_done, arg, now, mirrors, replayed)
-                return
+            if replay is not None:  # group replay's memo (key: unused)
+                if replay.answer_at_once(inst, request.rank, request, on_done, arg, mirrors, now):
+                    self._plan_taken(plan)
+                    return
+            else:
+                replayed = groups.replay_idle(key, inst.members, now)
+                if replayed is not None:
+                    self._plan_taken(plan)
+                    self._own_replayed(inst, request, on_done, arg, now, mirrors, replayed)
+                    return
         inst = self._new_instance(ikey, ctype, request, group, now)
         inst.issued = len(group)
         self._plan(inst, request)
         layout = inst.layout
-        if layout is not None and layout.fast:
+        if replay is not None:
+            if not self._custom and layout is not None and layout.fast:  # (as below)
+                self._own_replays[okey] = (group, inst, self._group_plans[(inst.phase_type, inst.size, id(inst.members))][1], -1)
+        elif layout is not None and layout.fast:
             replayed = groups.replayed(inst)
             if replayed is not None:
                 if not self._custom:  # (a custom plan is the planner's anew each time)
@@ -584,6 +590,13 @@ class CollectiveRuntime:
         inst.flush_scheduled = True
         self._instances[ikey] = inst
         self.flush(inst)
+
+    def _plan_taken(self, plan: Any) -> None:
+        """What :meth:`_plan` does besides planning, for a collective answered with an
+        earlier one's plan: the tags it takes, Themis' choice."""
+        self._next_tag += max(1, len(plan.chunks))
+        if plan.themis is not None:
+            self.themis_choices.append(plan.themis)
 
     def _own_replayed(
         self,

@@ -200,7 +200,36 @@ class GroupReplay:
         else:
             payoff[1] += 1
         self.replays += 1
-        works = {rank: work for rank, work, _t in held if work is not None}
+        self._end_members(answer, layout, t0, {rank: work for rank, work, _t in held if work is not None})
+        rt._instances.pop(inst.key, None)
+
+    def answer_at_once(
+        self, first: CollectiveInstance, rank: int, request: Any, on_done: Any, arg: Any, mirrors: tuple[int, ...], now: float
+    ) -> bool:
+        """:meth:`take` of a collective that ``rank`` issued now for its whole group (itself and
+        ``mirrors``: ``CollectiveRuntime._flush_own``), ``first`` an earlier instance of the same
+        plan on the same group, answered from the memo without an instance of its own; False,
+        having changed nothing, when the memo has no answer or a member is not idle (the
+        caller then goes the usual way)."""
+        rt = self.rt
+        layout = first.layout
+        if layout is None or not (self._pays(first) and rt.members_idle(first.members, now, self.busy)):
+            return False
+        _, geometry, index = self._layout(layout)
+        plan = self._plan_key(first)
+        pattern = tuple([(index[r], 0.0) for r in (rank, *mirrors)])
+        answer = self._memo.get((geometry, first.phase_type, plan, pattern))
+        if answer is None:
+            return False
+        self._payoff[(geometry, plan)][1] += 1
+        self.replays += 1
+        work = rt.held_work(first, (rank, request, on_done, arg, now), rt.held_lists(first))
+        self._end_members(answer, layout, now, {rank: work})
+        return True
+
+    def _end_members(self, answer: Answer, layout: LogicalLayout, t0: float, works: dict[int, RankWork]) -> None:
+        """Every member of ``layout``'s group ends as ``answer`` says, its first issue at
+        ``t0``; ``works``: the members that run a graph (the others are mirrors)."""
         members = layout.dims[0].members
         busy = self.busy
         bytes_lists: list[list[int] | None] = [None] * len(answer.dim_bytes)
@@ -232,7 +261,6 @@ class GroupReplay:
                 finishing.append(work)
             if finishing:
                 self._end_at(t0 + scheduled, end, finishing)
-        rt._instances.pop(inst.key, None)
 
     def _end_at(self, scheduled: float, end: float, works: list[RankWork]) -> None:
         """Finish ``works`` at ``end`` by an event scheduled at ``scheduled``, as their last
