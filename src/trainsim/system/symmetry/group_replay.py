@@ -25,9 +25,11 @@ bytes per dimension and chunk spans are a function of the plan, of the group's g
 shapes have equal delays, ``symmetry/group.py``) and of the members' issue times in issue
 order. The runtime holds each member when it issues (its record and work in flight, nothing
 running); when the last one issues, the group runs alone in a private event queue on a fork of
-the network, every member rank by rank by the engine the step uses, each started at its issue
-time less the first one's; each member then finishes at the first issue plus its end in that
-run. A later collective with the same plan, geometry and issue pattern is answered from it.
+the network, every member rank by rank by the plain Python engine (the reference the compiled
+core equals), each started at its issue time less the first one's; each member then finishes
+at the first issue plus its end in that run. A later collective with the same plan, geometry
+and issue pattern is answered from it (a folded run's collective on a rank's own group,
+issued at once for it and its mirrors, without an instance: :meth:`GroupReplay.answer_at_once`).
 A private run is a Python simulation of the whole group, slower than the step's own compiled
 path and growing as the square of its members (a ring's messages): groups of more than
 :data:`MAX_MEMBERS` are left to the group path (a representative) or rank by rank, and once
