@@ -84,3 +84,23 @@ def test_collector_paused_leaves_what_it_made_in_the_oldest_generation():
         assert all(id(o) != marker for o in gc.get_objects())
     finally:
         (gc.enable if was else gc.disable)()
+
+
+def test_tracing_queue_says_when_the_running_event_was_scheduled():
+    from trainsim.engine import TracingEventQueue
+
+    q = TracingEventQueue()
+    seen: list[tuple[float, float, str]] = []
+
+    def second(name: str) -> None:
+        seen.append((q.now, q.scheduled_ns, name))
+
+    def first(_arg: object) -> None:
+        seen.append((q.now, q.scheduled_ns, "first"))
+        q.schedule(5.0, second, "later")
+        q.schedule_at(7.0, second, "at 7")
+
+    q.now = 1.0
+    q.schedule_at(3.0, first)
+    q.run()
+    assert seen == [(3.0, 1.0, "first"), (7.0, 3.0, "at 7"), (8.0, 3.0, "later")]

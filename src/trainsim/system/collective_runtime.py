@@ -97,8 +97,8 @@ class CollectiveInstance:
         default_factory=list
     )  # members waiting for their peers under the NCCL tuner (``_flush_tuned``)
     # group replay (``symmetry/group_replay.py``): None undecided, False not replayed, else the
-    # members held so far
-    replay: Any = None
+    # members held so far (``group_replay.Held``)
+    replay: list[tuple[int, Any, float]] | Literal[False] | None = None
 
 
 def _algorithm_of(graphs: Any) -> str:

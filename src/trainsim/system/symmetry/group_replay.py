@@ -110,7 +110,6 @@ class GroupReplay:
         self.rt = runtime
         self.busy = busy  # the group path's: member -> end ns (inf while held)
         self.replays = 0  # collectives answered (simulated privately or from the memo)
-        self.private_runs = 0
         self._held_count = 0  # instances holding members now
         # id(layout) -> (layout, its geometry's number, rank -> index in the group)
         self._layouts: dict[int, tuple[LogicalLayout, int, dict[int, int]]] = {}
@@ -120,7 +119,7 @@ class GroupReplay:
         self._plan_ids: dict[tuple[tuple[PhaseSpec, ...], ...], int] = {}  # the phases -> a number
         # (geometry, plan) -> [private runs, answers from the memo]
         self._payoff: dict[tuple[int, int], list[int]] = {}
-        # (geometry, type, plan, issue pattern) -> the private run's answer
+        # (geometry, plan, type, issue pattern) -> the private run's answer
         self._memo: dict[tuple[Any, ...], Answer] = {}
 
     @staticmethod
@@ -128,16 +127,14 @@ class GroupReplay:
         """Whether the runtime's backend, endpoint and options qualify (module docstring)."""
         options = runtime.engine_options
         caps = runtime.network.capabilities
-        engine = runtime.engine
         return (
             caps.symmetry == PAIRWISE
             and caps.whole_ns_compat
             and options.compat_astra
-            and options.endpoint.time_invariant
+            and options.endpoint.time_invariant  # (so the engine shares no rank resources)
             and options.queues_per_dim == 1
             and not options.rendezvous
-            and engine.injection is None
-            and engine.shared is None
+            and runtime.engine.injection is None
         )
 
     @property
@@ -187,21 +184,16 @@ class GroupReplay:
         rt = self.rt
         layout = inst.layout
         assert layout is not None
-        _, geometry, index = self._layout(layout)
+        index = self._layout(layout)[2]
         t0 = held[0][2]
         pattern = tuple([(index[rank], t - t0) for rank, _w, t in held])
-        plan = self._plan_key(inst)
-        key = (geometry, inst.phase_type, plan, pattern)
-        answer = self._memo.get(key)
-        payoff = self._payoff.get((geometry, plan))
-        if payoff is None:
-            payoff = self._payoff[(geometry, plan)] = [0, 0]
+        answer = self._known(inst, pattern)
         if answer is None:
-            answer = self._memo[key] = self._simulate(layout, inst, held, t0)
-            payoff[0] += 1
-        else:
-            payoff[1] += 1
-        self.replays += 1
+            answer = self._simulate(layout, inst, held, t0)
+            key = self._memo_key(inst, pattern)
+            self._memo[key] = answer
+            self._payoff.setdefault(key[:2], [0, 0])[0] += 1
+            self.replays += 1
         self._end_members(answer, layout, t0, {rank: work for rank, work, _t in held if work is not None})
         rt._instances.pop(inst.key, None)
 
@@ -217,17 +209,28 @@ class GroupReplay:
         layout = first.layout
         if layout is None or not (self._pays(first) and rt.members_idle(first.members, now, self.busy)):
             return False
-        _, geometry, index = self._layout(layout)
-        plan = self._plan_key(first)
-        pattern = tuple([(index[r], 0.0) for r in (rank, *mirrors)])
-        answer = self._memo.get((geometry, first.phase_type, plan, pattern))
+        index = self._layout(layout)[2]
+        answer = self._known(first, tuple([(index[r], 0.0) for r in (rank, *mirrors)]))
         if answer is None:
             return False
-        self._payoff[(geometry, plan)][1] += 1
-        self.replays += 1
         work = rt.held_work(first, (rank, request, on_done, arg, now), rt.held_lists(first))
         self._end_members(answer, layout, now, {rank: work})
         return True
+
+    def _memo_key(self, inst: CollectiveInstance, pattern: tuple[tuple[int, float], ...]) -> tuple[Any, ...]:
+        """(geometry, plan, type, issue pattern): the memo's key of ``inst`` (its first two: the
+        payoff's)."""
+        assert inst.layout is not None
+        return (self._layout(inst.layout)[1], self._plan_key(inst), inst.phase_type, pattern)
+
+    def _known(self, inst: CollectiveInstance, pattern: tuple[tuple[int, float], ...]) -> Answer | None:
+        """The memo's answer for ``inst`` issued with ``pattern`` (counted as answered), or None."""
+        key = self._memo_key(inst, pattern)
+        answer = self._memo.get(key)
+        if answer is not None:
+            self._payoff[key[:2]][1] += 1
+            self.replays += 1
+        return answer
 
     def _end_members(self, answer: Answer, layout: LogicalLayout, t0: float, works: dict[int, RankWork]) -> None:
         """Every member of ``layout``'s group ends as ``answer`` says, its first issue at
@@ -283,12 +286,11 @@ class GroupReplay:
         (members of one tick in one event, as one flush starts them), rank by rank by a plain
         :class:`Engine` on a private queue and a fork of the network."""
         rt = self.rt
-        self.private_runs += 1
         private = TracingEventQueue()
         finished: list[tuple[RankWork, float]] = []
 
         def done(work: RankWork) -> None:
-            finished.append((work, private.scheduled_ns(private.current_seq)))
+            finished.append((work, private.scheduled_ns))
 
         engine = Engine(private, rt.network.fork(private), rt.topology, rt.engine_options, on_rank_done=done, core_queues=False)
         ndims = len(rt.topology.sizes)
